@@ -1,0 +1,58 @@
+"""`elastic-quota simulate`: what the operator would compute for these objects, offline.
+
+Feeds the loaded objects to the same engine the operator runs and collects the report that
+`output.py` prints: capacity, every group's numbers, every pod's label, the reclaim plans and
+the problems.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from eq_engine import EngineConfig, GroupStatus, Problem, QuotaEngine, ResourceList
+
+from .loading import Objects
+
+
+@dataclass(frozen=True)
+class PodResult:
+    key: str
+    group: str
+    capacity: str | None
+
+
+@dataclass(frozen=True)
+class Report:
+    capacity: ResourceList
+    groups: tuple[GroupStatus, ...]
+    """In tree order: root, system, default, then level by level."""
+    depth: dict[str, int]
+    pods: tuple[PodResult, ...]
+    reclaim: dict[str, list[str]]
+    problems: tuple[Problem, ...]
+
+
+def simulate(
+    objects: Objects, *, capacity: ResourceList | None, min_scaling: bool
+) -> Report:
+    engine = QuotaEngine(EngineConfig(min_scaling=min_scaling))
+    for quota in objects.quotas:
+        engine.set_quota(quota)
+    for node in objects.nodes:
+        engine.set_node(node)
+    for pod in objects.pods:
+        engine.set_pod(pod)
+    engine.set_capacity(capacity)
+    engine.recompute()
+    tree = engine.tree
+    return Report(
+        capacity=engine.capacity(),
+        groups=tuple(engine.statuses()),
+        depth={group.name: int(tree.depth[i]) for i, group in enumerate(tree.groups)},
+        pods=tuple(
+            PodResult(pod.key, group, label)
+            for pod, group, label in sorted(engine.pods(), key=lambda p: p[0].key)
+        ),
+        reclaim=engine.reclaim_plan(),
+        problems=tuple(engine.problems),
+    )

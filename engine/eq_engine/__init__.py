@@ -1,0 +1,44 @@
+"""eq_engine: the pure core of hierarchical elastic quota.
+
+Quantities, the quota tree, request/used accounting, the runtime split, over-quota labels and
+reclaim plans, as Koordinator defines them (see ../shared/reference/koordinator-semantics.md in
+the project's design notes). No Kubernetes client, no network, no files: the operator, the
+webhook and the CLI feed it parsed objects and act on what it returns.
+"""
+
+from .config import EngineConfig
+from .engine import QuotaEngine
+from .errors import ObjectError, QuantityError, QuotaError
+from .objects import Node, Pod, Quota, RawObject, parse_node, parse_pod, parse_quota
+from .problems import Problem
+from .quantities import (
+    ResourceList,
+    format_quantity,
+    format_resource_list,
+    parse_quantity,
+    to_canonical,
+)
+from .status import Changes, GroupStatus
+
+__all__ = [
+    "Changes",
+    "EngineConfig",
+    "GroupStatus",
+    "Node",
+    "ObjectError",
+    "Pod",
+    "Problem",
+    "Quota",
+    "QuantityError",
+    "QuotaEngine",
+    "QuotaError",
+    "RawObject",
+    "ResourceList",
+    "format_quantity",
+    "format_resource_list",
+    "parse_node",
+    "parse_pod",
+    "parse_quantity",
+    "parse_quota",
+    "to_canonical",
+]

@@ -1,0 +1,43 @@
+"""Settings that change what the engine computes (not how the edges run)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .quantities import ResourceList
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineConfig:
+    """The built-in groups and the switches of the algorithm.
+
+    The defaults are Koordinator's, so a cluster moving from Koordinator keeps its objects.
+    """
+
+    root_name: str = "koordinator-root-quota"
+    """The root group: parent of every top-level group, total = the cluster's capacity."""
+
+    system_name: str = "koordinator-system-quota"
+    """Pods of the system namespaces; unlimited, and its used is taken off the total first."""
+
+    default_name: str = "koordinator-default-quota"
+    """Pods that belong to no group; its used is taken off the total first."""
+
+    namespace: str = "koordinator-system"
+    """Namespace of the built-in groups' objects."""
+
+    system_namespaces: frozenset[str] = frozenset({"kube-system"})
+    """Every pod in these namespaces belongs to the system group, whatever its labels say."""
+
+    default_min: ResourceList = field(default_factory=dict)
+    """Guarantee of the default group: its pods within it are labelled in-quota."""
+
+    default_max: ResourceList | None = None
+    """Ceiling of the default group; `None` means unlimited (no resource is masked out)."""
+
+    min_scaling: bool = True
+    """Scale the children's mins down when their parent's total cannot cover them (2.8)."""
+
+    @property
+    def builtin_names(self) -> frozenset[str]:
+        return frozenset({self.root_name, self.system_name, self.default_name})

@@ -1,0 +1,501 @@
+"""The quota engine: cluster objects in, group numbers and pod labels out, incrementally.
+
+`QuotaEngine` holds the cluster as the quota accounting sees it. Edges feed it events
+(`set_quota`, `set_pod`, `remove_pod`, `set_node`, ...) and call `recompute()`, which returns
+only what changed. A pod event touches its group and the path to the root (requests and used
+go up), then the splits whose inputs moved (runtime goes down); a quota event rebuilds the tree.
+Both give exactly the numbers of a recompute from scratch.
+
+Numbers live in int64 arrays indexed by (group, resource), in the order of `tree.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import classification, reclaim
+from .config import EngineConfig
+from .integers import Amounts, amounts, present
+from .objects import Node, Pod, Quota
+from .problems import Problem
+from .quantities import ResourceList
+from .runtime import Index, Mask, scale_min, split
+from .status import Changes, GroupStatus
+from .tree import DEFAULT, ROOT, SYSTEM, Tree, build_tree
+
+_REQUEST, _USED, _NP_REQUEST, _NP_USED = range(4)
+"""The four blocks of a group's accounting row: request, used, non-preemptible request/used."""
+
+
+@dataclass(slots=True)
+class _Member:
+    """A pod the accounting knows: its group and its request masked to that group's max."""
+
+    pod: Pod
+    group: int = -1
+    request: Amounts = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    def rows(self) -> Amounts:
+        """This pod's share of the four accounting blocks."""
+        pod, zero = self.pod, np.zeros_like(self.request)
+        scheduled, locked = pod.scheduled, not pod.preemptible
+        return np.concatenate([
+            self.request,
+            self.request if scheduled else zero,
+            self.request if locked else zero,
+            self.request if locked and scheduled else zero,
+        ])
+
+
+@dataclass(slots=True)
+class _Arrays:
+    """Settings (fixed per tree) and computed values of every group, by (group, resource)."""
+
+    names: tuple[str, ...]
+    request_keys: Mask  # a pod's request counts on its group's max keys (all: unlimited groups)
+    ceiling: Mask  # clip to max: bounded groups on their max keys (never the built-ins)
+    max: Amounts
+    floor: Mask  # raise request to min: non-lending groups on their min keys
+    min: Amounts
+    weight: Amounts
+    lend: Mask
+    tie_rank: Index
+    has_runtime: Mask
+    own: Amounts  # pods bound to the group itself: the four blocks side by side
+    total: Amounts  # own + what the children pass up
+    passed_up: Amounts  # request clipped to max, then used and non-preemptible, unclipped
+    request: Amounts
+    effective_min: Amounts
+    runtime: Amounts
+
+
+class QuotaEngine:
+    """Every rule of the quota accounting, on state fed in by events. No I/O."""
+
+    def __init__(self, config: EngineConfig | None = None) -> None:
+        self.config = config or EngineConfig()
+        self._quotas: dict[tuple[str, str], Quota] = {}
+        self._nodes: dict[str, ResourceList] = {}
+        self._capacity_override: ResourceList | None = None
+        self._pods: dict[str, _Member] = {}
+        self._pod_problems: dict[str, Problem] = {}
+        self._tree = build_tree((), self.config)
+        self._resources: tuple[str, ...] = ()
+        self._arrays: _Arrays | None = None
+        self._members: list[dict[str, _Member]] = []
+        self._published: dict[str, GroupStatus] = {}
+        self._labels: dict[str, str] = {}
+        self._tree_dirty = True
+        self._capacity_dirty = True
+        self._dirty_groups: set[int] = set()
+        self._dirty_members: set[int] = set()
+
+    # ---------------------------------------------------------------- events
+
+    def set_quota(self, quota: Quota) -> None:
+        self._quotas[(quota.namespace, quota.name)] = quota
+        self._tree_dirty = True
+
+    def remove_quota(self, namespace: str, name: str) -> None:
+        if self._quotas.pop((namespace, name), None) is not None:
+            self._tree_dirty = True
+
+    def set_node(self, node: Node) -> None:
+        if self._nodes.get(node.name) != node.allocatable:
+            self._nodes[node.name] = node.allocatable
+            self._capacity_dirty = True
+
+    def remove_node(self, name: str) -> None:
+        if self._nodes.pop(name, None) is not None:
+            self._capacity_dirty = True
+
+    def set_capacity(self, capacity: ResourceList | None) -> None:
+        """Use `capacity` as the cluster's total instead of the nodes' allocatable sum."""
+        self._capacity_override = capacity
+        self._capacity_dirty = True
+
+    def set_pod(self, pod: Pod) -> None:
+        """Add or update a pod; a finished pod is removed (it counts nowhere)."""
+        if pod.terminal:
+            self.remove_pod(pod.key)
+            return
+        old = self._pods.get(pod.key)
+        member = _Member(pod)
+        self._pods[pod.key] = member
+        if self._tree_dirty:
+            return
+        self._place(member)
+        if old is None:
+            self._account(member, +1)
+        elif (old.group, old.pod.scheduled, old.pod.preemptible) != (
+            member.group, pod.scheduled, pod.preemptible
+        ) or not np.array_equal(old.request, member.request):
+            self._account(old, -1)
+            self._account(member, +1)
+        else:  # same sums; the order of the group's pods may still change
+            self._members[member.group][pod.key] = member
+            self._dirty_members.add(member.group)
+
+    def remove_pod(self, key: str) -> None:
+        member = self._pods.pop(key, None)
+        self._pod_problems.pop(key, None)
+        self._labels.pop(key, None)
+        if member is not None and not self._tree_dirty:
+            self._account(member, -1)
+
+    def _place(self, member: _Member) -> None:
+        group, problem = self._tree.group_of(member.pod)
+        if problem is None:
+            self._pod_problems.pop(member.pod.key, None)
+        else:
+            self._pod_problems[member.pod.key] = problem
+        member.group = group
+        arrays = self._arrays
+        assert arrays is not None
+        keep = arrays.request_keys[group]
+        member.request = np.where(keep, amounts(member.pod.request, self._resources), 0)
+
+    def _account(self, member: _Member, sign: int) -> None:
+        arrays = self._arrays
+        assert arrays is not None
+        arrays.own[member.group] += sign * member.rows()
+        members = self._members[member.group]
+        if sign > 0:
+            members[member.pod.key] = member
+        else:
+            members.pop(member.pod.key, None)
+        self._dirty_groups.add(member.group)
+        self._dirty_members.add(member.group)
+
+    # ---------------------------------------------------------------- queries
+
+    @property
+    def tree(self) -> Tree:
+        return self._tree
+
+    @property
+    def problems(self) -> list[Problem]:
+        """What is wrong with the configuration: tree problems, then pods', sorted."""
+        return [*self._tree.problems, *sorted(self._pod_problems.values())]
+
+    def capacity(self) -> dict[str, int]:
+        """The cluster's total: the override, or the sum of every node's allocatable."""
+        if self._capacity_override is not None:
+            return dict(self._capacity_override)
+        total: dict[str, int] = {}
+        for allocatable in self._nodes.values():
+            for name, amount in allocatable.items():
+                total[name] = total.get(name, 0) + amount
+        return total
+
+    def status(self, name: str) -> GroupStatus:
+        return self._published[name]
+
+    def statuses(self) -> Iterator[GroupStatus]:
+        """Every group, in tree order: root, system, default, then level by level."""
+        return (self._published[group.name] for group in self._tree.groups)
+
+    def group_of(self, pod_key: str) -> str:
+        return self._tree.groups[self._pods[pod_key].group].name
+
+    def pods(self) -> Iterator[tuple[Pod, str, str | None]]:
+        """Every pod with its group and capacity label (`None` while pending)."""
+        for key, member in self._pods.items():
+            yield member.pod, self._tree.groups[member.group].name, self._labels.get(key)
+
+    def reclaim_plan(self) -> dict[str, list[str]]:
+        """For each group whose used exceeds its runtime: the pods to evict, in order."""
+        arrays = self._arrays
+        assert arrays is not None and not self._tree_dirty
+        used = arrays.total[:, self._block(_USED)]
+        over = ((used > arrays.runtime) & arrays.has_runtime).any(axis=1)
+        over[[ROOT, SYSTEM]] = False
+        plans: dict[str, list[str]] = {}
+        for group in np.flatnonzero(over).tolist():
+            candidates = sorted(
+                (m for m in self._members[group].values() if m.pod.scheduled and m.pod.preemptible),
+                key=lambda m: classification.importance(m.pod), reverse=True,
+            )
+            chosen = reclaim.plan(
+                used=used[group], runtime=arrays.runtime[group], limited=arrays.has_runtime[group],
+                candidates=[m.request for m in candidates],
+            )
+            plans[self._tree.groups[group].name] = [candidates[i].pod.key for i in chosen]
+        return plans
+
+    # ---------------------------------------------------------------- recompute
+
+    def recompute(self) -> Changes:
+        """Bring every number and label up to date; return what changed since the last call."""
+        if self._tree_dirty:
+            return self._rebuild()
+        touched = self._refresh_requests(self._dirty_groups)
+        touched |= self._refresh_runtime(touched, total_changed=self._capacity_dirty)
+        self._capacity_dirty = False
+        self._dirty_groups = set()
+        labels = self._classify(self._dirty_members | touched)
+        self._dirty_members = set()
+        return Changes(groups=self._publish(touched), pod_labels=labels)
+
+    def _rebuild(self) -> Changes:
+        tree = self._tree = build_tree(self._quotas.values(), self.config)
+        resources = set()
+        for group in tree.groups:
+            resources.update(group.max or (), group.min)
+        self._resources = names = tuple(sorted(resources))
+        self._arrays = arrays = self._settings(tree, names)
+        self._members = [{} for _ in tree.groups]
+        for member in self._pods.values():
+            self._place(member)
+            self._members[member.group][member.pod.key] = member
+            arrays.own[member.group] += member.rows()
+        everything = set(range(tree.size))
+        self._refresh_requests(everything)
+        self._refresh_runtime(everything, total_changed=True)
+        self._tree_dirty = self._capacity_dirty = False
+        self._dirty_groups, self._dirty_members = set(), set()
+        labels = self._classify(everything)
+        removed = tuple(sorted(set(self._published) - {g.name for g in tree.groups}))
+        for name in removed:
+            del self._published[name]
+        return Changes(groups=self._publish(everything), removed_groups=removed, pod_labels=labels)
+
+    def _settings(self, tree: Tree, names: tuple[str, ...]) -> _Arrays:
+        groups = tree.groups
+        rows = len(groups)
+
+        def matrix(values: Iterable[Amounts | np.ndarray]) -> np.ndarray:
+            return np.array(list(values)).reshape(rows, len(names))
+
+        has_max = matrix(present(g.max, names) for g in groups)
+        bounded = np.array([g.max is not None for g in groups])
+        lend = np.array([g.allow_lent for g in groups])
+        has_runtime = has_max.copy()
+        has_runtime[ROOT] = True
+        has_runtime[SYSTEM] = False
+        tree_rows = slice(DEFAULT + 1, rows)
+        split_keys = has_max & bounded[:, None]  # a parent's split covers its max keys...
+        split_keys[ROOT] = True  # ...the root's, every resource
+        has_runtime[tree_rows] &= split_keys[tree.parent_index[tree_rows]]
+        if not bounded[DEFAULT]:
+            has_runtime[DEFAULT] = False
+        ceiling = has_max & bounded[:, None]
+        ceiling[[SYSTEM, DEFAULT]] = False  # their whole request goes up (2.2)
+        has_min = matrix(present(g.min, names) for g in groups)
+        order = sorted(range(rows), key=lambda i: groups[i].name)
+        tie_rank = np.empty(rows, dtype=np.intp)
+        tie_rank[order] = np.arange(rows)
+        width = 4 * len(names)
+        arrays = _Arrays(
+            names=tuple(g.name for g in groups),
+            request_keys=has_max,
+            ceiling=ceiling,
+            max=matrix(amounts(g.max, names) for g in groups),
+            floor=has_min & ~lend[:, None],
+            min=matrix(amounts(g.min, names) for g in groups),
+            weight=matrix(amounts(g.shared_weight, names) for g in groups),
+            lend=lend,
+            tie_rank=tie_rank,
+            has_runtime=has_runtime,
+            own=np.zeros((rows, width), dtype=np.int64),
+            total=np.zeros((rows, width), dtype=np.int64),
+            passed_up=np.zeros((rows, width), dtype=np.int64),
+            request=np.zeros((rows, len(names)), dtype=np.int64),
+            effective_min=np.zeros((rows, len(names)), dtype=np.int64),
+            runtime=np.zeros((rows, len(names)), dtype=np.int64),
+        )
+        arrays.effective_min[:] = arrays.min
+        arrays.runtime[DEFAULT] = np.where(has_runtime[DEFAULT], arrays.max[DEFAULT], 0)
+        return arrays
+
+    def _block(self, block: int) -> slice:
+        width = len(self._resources)
+        return slice(block * width, (block + 1) * width)
+
+    def _children(self, parents: Index) -> tuple[Index, Index, Index]:
+        """The split children of `parents` (sorted): rows, segment starts, parents having any."""
+        spans = [(p, self._tree.children[p]) for p in parents.tolist() if p in self._tree.children]
+        if not spans:
+            empty = np.zeros(0, dtype=np.intp)
+            return empty, empty, empty
+        if len(spans) == 1:
+            parent, (start, stop) = spans[0]
+            return np.arange(start, stop), np.zeros(1, dtype=np.intp), np.array([parent])
+        sizes = np.array([stop - start for _, (start, stop) in spans])
+        starts = np.r_[0, np.cumsum(sizes)[:-1]]
+        firsts = np.array([start for _, (start, _stop) in spans])
+        rows = np.repeat(firsts - starts, sizes) + np.arange(int(sizes.sum()))
+        return rows, starts, np.array([p for p, _ in spans])
+
+    def _refresh_requests(self, dirty: set[int]) -> set[int]:
+        """Request, used and non-preemptible sums, bottom-up from `dirty` groups (2.2, 3.3).
+
+        Returns every group whose values changed, plus the parents whose split must rerun.
+        """
+        arrays = self._arrays
+        assert arrays is not None
+        tree = self._tree
+        pending = np.zeros(tree.size, dtype=bool)
+        pending[list(dirty)] = True
+        changed = np.zeros(tree.size, dtype=bool)
+        request_block = self._block(_REQUEST)
+        for depth in range(len(tree.levels), -1, -1):
+            groups = np.flatnonzero(pending & (tree.depth == depth))
+            if not len(groups):
+                continue
+            total = arrays.own[groups]
+            rows, starts, owners = self._children(groups)
+            if len(rows):
+                total[np.searchsorted(groups, owners)] += np.add.reduceat(
+                    arrays.passed_up[rows], starts, axis=0
+                )
+            if depth == 0:  # the root also counts the system and default groups' pods
+                total += arrays.passed_up[SYSTEM] + arrays.passed_up[DEFAULT]
+            request = total[:, request_block]
+            request = np.where(arrays.floor[groups], np.maximum(request, arrays.min[groups]), request)
+            passed = total.copy()
+            passed[:, request_block] = np.where(
+                arrays.ceiling[groups], np.minimum(request, arrays.max[groups]), request
+            )
+            moved = (passed != arrays.passed_up[groups]).any(axis=1)
+            changed[groups] |= moved | (request != arrays.request[groups]).any(axis=1) | (
+                total != arrays.total[groups]
+            ).any(axis=1)
+            arrays.total[groups], arrays.request[groups], arrays.passed_up[groups] = (
+                total, request, passed)
+            parents = tree.parent_index[groups[moved]]
+            pending[parents[parents >= 0]] = True
+            changed[parents[parents >= 0]] = True
+        return set(np.flatnonzero(changed).tolist())
+
+    def _refresh_runtime(self, touched: set[int], *, total_changed: bool) -> set[int]:
+        """Runtime top-down (2.3-2.8): reruns the split of every parent whose inputs moved.
+
+        `touched` holds the groups whose requests changed; a child's change makes its parent's
+        split rerun, and a parent whose runtime changes has its own children's split rerun.
+        """
+        arrays = self._arrays
+        assert arrays is not None
+        tree = self._tree
+        used = self._block(_USED)
+        if total_changed or touched & {SYSTEM, DEFAULT}:
+            capacity = amounts(self.capacity(), self._resources)
+            total = np.maximum(
+                capacity - arrays.total[SYSTEM, used] - arrays.total[DEFAULT, used], 0
+            )
+            if not np.array_equal(total, arrays.runtime[ROOT]):
+                arrays.runtime[ROOT] = total
+                touched = touched | {ROOT}
+        rerun = np.zeros(tree.size, dtype=bool)
+        rerun[[tree.parent_index[g] for g in touched if tree.parent_index[g] >= 0]] = True
+        rerun[ROOT] |= ROOT in touched
+        changed: set[int] = set()
+        for depth in range(len(tree.levels)):
+            parents = np.flatnonzero(rerun & (tree.depth == depth))
+            rows, starts, owners = self._children(parents)
+            if not len(rows):
+                continue
+            parent_total = np.where(arrays.has_runtime[owners], arrays.runtime[owners], 0)
+            scalable = arrays.has_runtime[owners] & self.config.min_scaling
+            effective_min = scale_min(
+                total=parent_total, scalable=scalable, min_=arrays.min[rows], starts=starts
+            )
+            runtime = split(
+                total=parent_total,
+                request=arrays.passed_up[rows, self._block(_REQUEST)],
+                min_=effective_min,
+                weight=arrays.weight[rows],
+                lend=arrays.lend[rows],
+                tie_rank=arrays.tie_rank[rows],
+                starts=starts,
+            )
+            runtime = np.where(arrays.has_runtime[rows], runtime, 0)
+            moved = (runtime != arrays.runtime[rows]).any(axis=1) | (
+                effective_min != arrays.effective_min[rows]
+            ).any(axis=1)
+            arrays.runtime[rows], arrays.effective_min[rows] = runtime, effective_min
+            for group in rows[moved].tolist():
+                changed.add(group)
+                if group in tree.children:
+                    rerun[group] = True
+        return changed
+
+    # ---------------------------------------------------------------- labels and publishing
+
+    def _classify(self, groups: Iterable[int]) -> dict[str, str | None]:
+        """Recompute the capacity labels of the pods of `groups`; return the ones that changed."""
+        arrays = self._arrays
+        assert arrays is not None
+        changes: dict[str, str | None] = {}
+        for group in groups:
+            members = self._members[group].values()
+            scheduled = sorted(
+                (m for m in members if m.pod.scheduled),
+                key=lambda m: classification.importance(m.pod),
+            )
+            if group == SYSTEM:  # outside quota: no label
+                labels = {m.pod.key: None for m in scheduled}
+            else:
+                fits = classification.fits_in_min(
+                    np.array([m.request for m in scheduled]).reshape(-1, len(self._resources)),
+                    arrays.effective_min[group],
+                )
+                labels = {
+                    m.pod.key: "in-quota" if ok else "over-quota"
+                    for m, ok in zip(scheduled, fits, strict=True)
+                }
+            for member in members:
+                label = labels.get(member.pod.key)
+                if self._labels.get(member.pod.key) != label:
+                    changes[member.pod.key] = label
+                    if label is None:
+                        del self._labels[member.pod.key]
+                    else:
+                        self._labels[member.pod.key] = label
+        return changes
+
+    def _publish(self, groups: Iterable[int]) -> tuple[GroupStatus, ...]:
+        changed = []
+        for group in sorted(groups):
+            status = self._status(group)
+            if self._published.get(status.name) != status:
+                self._published[status.name] = status
+                changed.append(status)
+        return tuple(changed)
+
+    def _status(self, index: int) -> GroupStatus:
+        arrays = self._arrays
+        assert arrays is not None
+        group = self._tree.groups[index]
+        shown = arrays.request_keys[index]
+        nonzero_only = np.zeros_like(shown)
+        total = arrays.total[index]
+
+        def values(row: Amounts, keys: Mask) -> dict[str, int]:
+            return {
+                name: int(amount)
+                for name, amount, key in zip(self._resources, row.tolist(), keys.tolist(), strict=True)
+                if key or amount
+            }
+
+        return GroupStatus(
+            name=group.name,
+            namespace=group.namespace,
+            parent=group.parent,
+            is_parent=group.is_parent,
+            min=dict(group.min),
+            max=None if group.max is None else dict(group.max),
+            shared_weight=dict(group.shared_weight),
+            request=values(arrays.request[index], shown),
+            runtime=None
+            if index == SYSTEM or (index == DEFAULT and group.max is None)
+            else values(arrays.runtime[index], arrays.has_runtime[index]),
+            used=values(total[self._block(_USED)], shown),
+            effective_min=values(arrays.effective_min[index], present(group.min, self._resources)),
+            non_preemptible_request=values(total[self._block(_NP_REQUEST)], nonzero_only),
+            non_preemptible_used=values(total[self._block(_NP_USED)], nonzero_only),
+        )
+

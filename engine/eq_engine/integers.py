@@ -1,0 +1,73 @@
+"""Exact integer helpers for numpy arrays of canonical amounts.
+
+Amounts are int64. Values a user writes above `LIMIT` (2**56: 64 PiB of memory, 72 million
+cores) are stored as `LIMIT`, which every rule treats as "no practical limit"; this keeps sums
+of thousands of amounts inside int64. Where a product or sum could still overflow, callers
+switch to `dtype=object` arrays of Python ints, with which every helper here is exact too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+Amounts = npt.NDArray[np.int64]
+"""Canonical amounts, int64 (or object arrays of Python ints on the exact path)."""
+
+LIMIT = 2**56
+
+# `floor_divide_product` takes its fast path when the float estimate of a*b/c is within ±2 of the
+# truth (b < 2**50) and 3*c cannot overflow the exact remainder arithmetic (c < 2**58).
+_FAST_B = 2**50
+_FAST_C = 2**58
+
+
+def clamp(value: int) -> int:
+    return max(0, min(value, LIMIT))
+
+
+def amounts(resources: Mapping[str, int] | None, names: Sequence[str]) -> Amounts:
+    """A row of amounts for `names`, 0 where a name is missing, clamped to `[0, LIMIT]`."""
+    values = resources or {}
+    return np.array([clamp(values.get(name, 0)) for name in names], dtype=np.int64)
+
+
+def present(resources: Iterable[str] | None, names: Sequence[str]) -> npt.NDArray[np.bool_]:
+    """Which of `names` are keys of `resources`; all of them when `resources` is None."""
+    if resources is None:
+        return np.ones(len(names), dtype=bool)
+    keyset = set(resources)
+    return np.array([name in keyset for name in names], dtype=bool)
+
+
+def fits_int64(*estimates: npt.NDArray[np.float64]) -> bool:
+    """Whether values whose float magnitudes are `estimates` stay well inside int64."""
+    return all(float(np.max(e, initial=0.0)) < 2.0**62 for e in estimates)
+
+
+def floor_divide_product(a: Amounts, b: Amounts, c: Amounts) -> tuple[Amounts, Amounts]:
+    """`(a*b // c, a*b % c)` elementwise, exactly, for `0 <= a <= c`, `b >= 0`, `c > 0`.
+
+    int64 products overflow (2**40 * 2**40 wraps to 0), so the quotient is first estimated in
+    float64 and then corrected: with b < 2**50 the estimate is off by at most 2, so the true
+    remainder a*b - q*c lies within 3*c, which wrapping int64 arithmetic gets exactly. Elements
+    outside that range are computed with Python integers.
+    """
+    if a.dtype == object:
+        product = a * b
+        return product // c, product % c
+    fast = (b < _FAST_B) & (c < _FAST_C)
+    estimate = np.floor(a.astype(np.float64) / c.astype(np.float64) * b.astype(np.float64))
+    quotient = np.where(fast, estimate, 0).astype(np.int64)
+    remainder = a * b - quotient * c  # exact modulo 2**64, and the true value is small
+    correction = remainder // np.where(fast, c, 1)
+    quotient += correction
+    remainder -= correction * c
+    if not fast.all():
+        slow = ~fast
+        product = a[slow].astype(object) * b[slow].astype(object)
+        quotient[slow] = (product // c[slow].astype(object)).astype(np.int64)
+        remainder[slow] = (product % c[slow].astype(object)).astype(np.int64)
+    return quotient, remainder

@@ -1,0 +1,33 @@
+"""Every label and annotation key the product reads or writes (DESIGN.md, "API").
+
+All keys share Koordinator's prefix so that objects written for Koordinator load unchanged.
+Where the seed documents and Koordinator spell a key differently, both are read.
+"""
+
+from typing import Final
+
+PREFIX: Final = "quota.scheduling.koordinator.sh/"
+
+# ElasticQuota labels, written by users.
+IS_PARENT: Final = PREFIX + "is-parent"
+PARENT: Final = PREFIX + "parent"  # Koordinator's current spelling
+PARENT_SEED: Final = PREFIX + "parent-quota-name"  # the seed documents' spelling
+ALLOW_LENT: Final = PREFIX + "allow-lent-resource"
+
+# ElasticQuota annotations, written by users.
+SHARED_WEIGHT: Final = PREFIX + "shared-weight"
+NAMESPACES: Final = PREFIX + "namespaces"
+
+# ElasticQuota annotations, written by the operator.
+RUNTIME: Final = PREFIX + "runtime"
+REQUEST: Final = PREFIX + "request"
+USED: Final = PREFIX + "used"
+
+# Pod labels.
+POD_QUOTA: Final = PREFIX + "name"  # Koordinator's spelling
+POD_QUOTA_SEED: Final = PREFIX + "quota-name"  # the seed documents' spelling
+PREEMPTIBLE: Final = PREFIX + "preemptible"
+CAPACITY: Final = PREFIX + "capacity"  # written by the operator
+
+IN_QUOTA: Final = "in-quota"
+OVER_QUOTA: Final = "over-quota"

@@ -1,0 +1,259 @@
+"""ElasticQuota, Pod and Node objects, parsed from the dicts Kubernetes serves.
+
+Pydantic reads the few fields the engine needs and ignores everything else, so objects from any
+Kubernetes version or from Koordinator load unchanged. A malformed known field raises
+`ObjectError` naming the object and the field path, e.g.
+`ElasticQuota team-a/ml: spec.min: 'lots': not a Kubernetes quantity (resource cpu)`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, TypeVar
+
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+
+from . import keys
+from .errors import ObjectError, QuantityError
+from .quantities import ResourceList, resource_list
+from .requests import ContainerRequests, pod_request
+
+RawObject = Mapping[str, Any]
+"""A Kubernetes object as decoded from JSON or YAML."""
+
+_Quantities = Annotated[dict[str, int | float | str], AfterValidator(resource_list)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+
+
+class _Metadata(_Model):
+    name: str
+    namespace: str = ""
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    creation_timestamp: datetime | None = Field(None, alias="creationTimestamp")
+
+
+class _Resources(_Model):
+    requests: _Quantities = {}
+    limits: _Quantities = {}
+
+
+class _Container(_Model):
+    resources: _Resources = _Resources()
+    restart_policy: str | None = Field(None, alias="restartPolicy")
+
+
+class _PodSpec(_Model):
+    node_name: str = Field("", alias="nodeName")
+    priority: int = 0
+    containers: list[_Container] = []
+    init_containers: list[_Container] = Field([], alias="initContainers")
+    overhead: _Quantities = {}
+
+
+class _PodStatus(_Model):
+    phase: str = ""
+    start_time: datetime | None = Field(None, alias="startTime")
+
+
+class _RawPod(_Model):
+    metadata: _Metadata
+    spec: _PodSpec = _PodSpec()
+    status: _PodStatus = _PodStatus()
+
+
+class _QuotaSpec(_Model):
+    min: _Quantities = {}
+    max: _Quantities = {}
+
+
+class _RawQuota(_Model):
+    metadata: _Metadata
+    spec: _QuotaSpec = _QuotaSpec()
+
+
+class _NodeStatus(_Model):
+    allocatable: _Quantities = {}
+
+
+class _RawNode(_Model):
+    metadata: _Metadata
+    status: _NodeStatus = _NodeStatus()
+
+
+@dataclass(frozen=True, slots=True)
+class Quota:
+    """One ElasticQuota: a quota group and how it sits in the tree."""
+
+    name: str
+    namespace: str
+    parent: str
+    """The parent label's value ("" when absent); the tree decides what it names."""
+    parent_labels: tuple[str | None, str | None]
+    """(`parent`, `parent-quota-name`) as written, to report when they disagree."""
+    is_parent: bool
+    allow_lent: bool
+    min: ResourceList
+    max: ResourceList
+    shared_weight: ResourceList | None
+    """The annotation as written; `None` when absent (the weight is then `max`)."""
+    namespaces: tuple[str, ...]
+
+    @property
+    def ref(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    """One pod as the quota accounting sees it."""
+
+    namespace: str
+    name: str
+    quota_labels: tuple[str | None, str | None]
+    """(`name`, `quota-name`) pod labels as written."""
+    preemptible: bool
+    priority: int
+    start_time: float | None
+    """Seconds since the epoch, or `None` while the pod has not started."""
+    created: float | None
+    node_name: str
+    phase: str
+    request: ResourceList
+    """The pod's request as Kubernetes counts it (see `requests.py`), not yet masked."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def terminal(self) -> bool:
+        """Finished pods count nowhere (koordinator-semantics.md 3.1)."""
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def scheduled(self) -> bool:
+        """Bound to a node and not finished: the pod counts in `used`."""
+        return bool(self.node_name) and not self.terminal
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    name: str
+    allocatable: ResourceList
+
+
+_Parsed = TypeVar("_Parsed", bound=_Model)
+
+
+def _validate(model: type[_Parsed], kind: str, raw: RawObject) -> _Parsed:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as error:
+        first = error.errors()[0]
+        metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
+        name = metadata.get("name", "") if isinstance(metadata, Mapping) else ""
+        namespace = metadata.get("namespace", "") if isinstance(metadata, Mapping) else ""
+        ref = f"{namespace}/{name}" if namespace else str(name)
+        cause = first.get("ctx", {}).get("error")
+        message = str(cause) if isinstance(cause, QuantityError) else first["msg"]
+        raise ObjectError(kind, ref, _field_path(first["loc"]), message) from None
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+def _timestamp(moment: datetime | None) -> float | None:
+    return None if moment is None else moment.timestamp()
+
+
+def _json_annotation(quota: _RawQuota, key: str) -> Any:
+    text = quota.metadata.annotations.get(key)
+    if text is None or not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise _annotation_error(quota, key, f"not valid JSON ({error.msg})") from None
+
+
+def _annotation_error(quota: _RawQuota, key: str, message: str) -> ObjectError:
+    ref = f"{quota.metadata.namespace}/{quota.metadata.name}"
+    return ObjectError("ElasticQuota", ref, f"metadata.annotations[{key}]", message)
+
+
+def parse_quota(raw: RawObject) -> Quota:
+    """An ElasticQuota from its Kubernetes dict."""
+    parsed = _validate(_RawQuota, "ElasticQuota", raw)
+    labels = parsed.metadata.labels
+    weight = _json_annotation(parsed, keys.SHARED_WEIGHT)
+    if weight is not None:
+        if not isinstance(weight, dict):
+            raise _annotation_error(parsed, keys.SHARED_WEIGHT, "expected a JSON resource list")
+        try:
+            weight = resource_list(weight)
+        except QuantityError as error:
+            raise _annotation_error(parsed, keys.SHARED_WEIGHT, str(error)) from None
+    namespaces = _json_annotation(parsed, keys.NAMESPACES) or []
+    if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
+        raise _annotation_error(parsed, keys.NAMESPACES, "expected a JSON list of namespace names")
+    parent_labels = (labels.get(keys.PARENT), labels.get(keys.PARENT_SEED))
+    return Quota(
+        name=parsed.metadata.name,
+        namespace=parsed.metadata.namespace,
+        parent=parent_labels[0] or parent_labels[1] or "",
+        parent_labels=parent_labels,
+        is_parent=labels.get(keys.IS_PARENT) == "true",
+        allow_lent=labels.get(keys.ALLOW_LENT) != "false",
+        min=parsed.spec.min,
+        max=parsed.spec.max,
+        shared_weight=weight,
+        namespaces=tuple(namespaces),
+    )
+
+
+def parse_pod(raw: RawObject) -> Pod:
+    """A Pod from its Kubernetes dict, with its request computed."""
+    parsed = _validate(_RawPod, "Pod", raw)
+    labels = parsed.metadata.labels
+    spec = parsed.spec
+    return Pod(
+        namespace=parsed.metadata.namespace,
+        name=parsed.metadata.name,
+        quota_labels=(labels.get(keys.POD_QUOTA), labels.get(keys.POD_QUOTA_SEED)),
+        preemptible=labels.get(keys.PREEMPTIBLE) != "false",
+        priority=spec.priority,
+        start_time=_timestamp(parsed.status.start_time),
+        created=_timestamp(parsed.metadata.creation_timestamp),
+        node_name=spec.node_name,
+        phase=parsed.status.phase,
+        request=pod_request(
+            containers=[_requests(c) for c in spec.containers],
+            init_containers=[_requests(c) for c in spec.init_containers],
+            overhead=spec.overhead,
+        ),
+    )
+
+
+def _requests(container: _Container) -> ContainerRequests:
+    return ContainerRequests(
+        requests=container.resources.requests,
+        limits=container.resources.limits,
+        sidecar=container.restart_policy == "Always",
+    )
+
+
+def parse_node(raw: RawObject) -> Node:
+    """A Node from its Kubernetes dict."""
+    parsed = _validate(_RawNode, "Node", raw)
+    return Node(name=parsed.metadata.name, allocatable=parsed.status.allocatable)

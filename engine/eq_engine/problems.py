@@ -1,0 +1,21 @@
+"""Problems: configuration the engine can compute with but that the user should fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Problem:
+    """One finding about one object, e.g. a missing parent or a pod bound to a parent group.
+
+    `str(problem)` reads `ElasticQuota team-a/ml: metadata.labels[...]: parent "x" does not exist`.
+    """
+
+    kind: str
+    ref: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.ref}: {self.field}: {self.message}"

@@ -1,0 +1,67 @@
+"""A pod's resource request, counted the way Kubernetes counts it.
+
+The rule of `k8s.io/component-helpers` `PodRequests`, which Koordinator uses
+(koordinator-semantics.md 3.2): regular containers add up; sidecars (init containers with
+`restartPolicy: Always`) run beside them and add up too; each ordinary init container runs alone
+next to the sidecars started before it; the pod needs the larger of the two phases, plus its
+overhead. A container with a limit but no request requests its limit, as the API server
+defaults it.
+
+    containers 1 + 2 cpu, init container 4 cpu            -> 4 cpu
+    containers 1 + 2 cpu, sidecar 1 cpu, init 3 cpu       -> max(1+2+1, 1+3) = 4 cpu
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from .quantities import ResourceList
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerRequests:
+    requests: ResourceList
+    limits: ResourceList
+    sidecar: bool = False
+
+    @property
+    def effective(self) -> ResourceList:
+        """Requests, with a limit standing in for a missing request."""
+        return {**self.limits, **self.requests}
+
+
+def _add(total: dict[str, int], amounts: Mapping[str, int]) -> None:
+    for name, amount in amounts.items():
+        total[name] = total.get(name, 0) + amount
+
+
+def _take_max(total: dict[str, int], amounts: Mapping[str, int]) -> None:
+    for name, amount in amounts.items():
+        total[name] = max(total.get(name, 0), amount)
+
+
+def pod_request(
+    *,
+    containers: Iterable[ContainerRequests],
+    init_containers: Iterable[ContainerRequests] = (),
+    overhead: ResourceList | None = None,
+) -> dict[str, int]:
+    """The pod's request per resource in canonical units."""
+    running: dict[str, int] = {}
+    for container in containers:
+        _add(running, container.effective)
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for container in init_containers:
+        if container.sidecar:
+            _add(running, container.effective)
+            _add(sidecars, container.effective)
+            _take_max(init_peak, sidecars)
+        else:
+            alone = dict(sidecars)
+            _add(alone, container.effective)
+            _take_max(init_peak, alone)
+    _take_max(running, init_peak)
+    _add(running, overhead or {})
+    return running

@@ -1,0 +1,45 @@
+"""What the engine tells the edges: per-group numbers, pod labels, and what changed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .quantities import ResourceList
+
+
+@dataclass(frozen=True, slots=True)
+class GroupStatus:
+    """One group's settings and computed values, in canonical units."""
+
+    name: str
+    namespace: str
+    parent: str | None
+    is_parent: bool
+    min: ResourceList
+    max: ResourceList | None
+    """`None`: no ceiling (the root, the system group, an unconfigured default group)."""
+    shared_weight: ResourceList
+    request: ResourceList
+    """The group's own request, not clipped by its own max (koordinator-semantics.md 2.2)."""
+    runtime: ResourceList | None
+    """What the group may use now, on its max's resources; `None`: unlimited."""
+    used: ResourceList
+    effective_min: ResourceList
+    """The min after scaling (2.8): the share that in-quota pods run on."""
+    non_preemptible_request: ResourceList
+    non_preemptible_used: ResourceList
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """The result of one recompute: only what differs from the previous one."""
+
+    groups: tuple[GroupStatus, ...] = ()
+    """Groups that are new or whose status changed."""
+    removed_groups: tuple[str, ...] = ()
+    pod_labels: Mapping[str, str | None] = field(default_factory=dict)
+    """Pod key (`namespace/name`) to its new capacity label; `None` removes the label."""
+
+    def __bool__(self) -> bool:
+        return bool(self.groups or self.removed_groups or self.pod_labels)
