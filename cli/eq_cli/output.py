@@ -10,6 +10,7 @@ from eq_engine import GroupStatus, ResourceList, format_quantity, format_resourc
 from .simulate import Report
 
 UNLIMITED = "unlimited"
+_CELL = 9  # tree columns: 34 + 5 * 9 = 79 characters
 
 
 def as_json(report: Report) -> str:
@@ -67,7 +68,7 @@ def as_tree(report: Report) -> str:
     for group in report.groups:
         children.setdefault(group.parent, []).append(group)
     columns = ("min", "max", "request", "runtime", "used")
-    lines = [f"{'':<34}" + "".join(f"{c:>9}" for c in columns)]
+    lines = [f"{'':<34}" + "".join(f"{c:>{_CELL}}" for c in columns)]
 
     def draw(group: GroupStatus, lead: str, branch: str) -> None:
         kind = " (parent)" if group.is_parent and group.parent else ""
@@ -79,7 +80,7 @@ def as_tree(report: Report) -> str:
             cells = [_cell(values, resource) for values in (
                 group.min, group.max, group.request, group.runtime, group.used)]
             label = f"{inner}{bar}{resource}"
-            lines.append(f"{_fit(label, 34):<34}" + "".join(f"{c:>9}" for c in cells))
+            lines.append(f"{_fit(label, 34):<34}" + "".join(f"{c:>{_CELL}}" for c in cells))
         for i, kid in enumerate(kids):
             draw(kid, inner, "└─ " if i == len(kids) - 1 else "├─ ")
 
@@ -97,7 +98,23 @@ def _resources(group: GroupStatus) -> list[str]:
 def _cell(values: ResourceList | None, resource: str) -> str:
     if values is None:
         return "∞"
-    return format_quantity(resource, values[resource]) if resource in values else "-"
+    return _short(resource, values[resource]) if resource in values else "-"
+
+
+def _short(resource: str, amount: int) -> str:
+    """The exact quantity if it fits a column, else a rounded one marked `~` (display only)."""
+    exact = format_quantity(resource, amount)
+    if len(exact) <= _CELL - 1:
+        return exact
+    binary = resource == "memory" or "storage" in resource or resource.startswith("hugepages-")
+    base, suffixes = (1024, ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")) if binary else (
+        1000, ("", "k", "M", "G", "T", "P", "E"))
+    value = amount / 1000 if resource == "cpu" else float(amount)
+    power = 0
+    while abs(value) >= base and power < len(suffixes) - 1:
+        value /= base
+        power += 1
+    return f"~{value:.1f}{suffixes[power]}"
 
 
 def _fit(text: str, width: int) -> str:
@@ -110,7 +127,10 @@ def _footer(report: Report) -> str:
     lines.append(f"\nCapacity: {capacity}")
     if report.reclaim:
         lines.append("Reclaim (evicted in this order):")
-        lines += [f"  {group}: {', '.join(pods)}" for group, pods in report.reclaim.items()]
+        lines += [
+            f"  {group}: {', '.join(pods) or 'nothing (its used is in its child groups)'}"
+            for group, pods in report.reclaim.items()
+        ]
     if report.problems:
         lines.append("Problems:")
         lines += [f"  {problem}" for problem in report.problems]

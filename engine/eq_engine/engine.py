@@ -106,7 +106,7 @@ class QuotaEngine:
     def set_node(self, node: Node) -> None:
         if self._nodes.get(node.name) != node.allocatable:
             self._nodes[node.name] = node.allocatable
-            self._capacity_dirty = True
+            self._capacity_changed(node.allocatable)
 
     def remove_node(self, name: str) -> None:
         if self._nodes.pop(name, None) is not None:
@@ -115,7 +115,12 @@ class QuotaEngine:
     def set_capacity(self, capacity: ResourceList | None) -> None:
         """Use `capacity` as the cluster's total instead of the nodes' allocatable sum."""
         self._capacity_override = capacity
+        self._capacity_changed(capacity or {})
+
+    def _capacity_changed(self, resources: ResourceList) -> None:
         self._capacity_dirty = True
+        if not set(resources) <= set(self._resources):  # a new resource: new columns
+            self._tree_dirty = True
 
     def set_pod(self, pod: Pod) -> None:
         """Add or update a pod; a finished pod is removed (it counts nowhere)."""
@@ -242,7 +247,7 @@ class QuotaEngine:
 
     def _rebuild(self) -> Changes:
         tree = self._tree = build_tree(self._quotas.values(), self.config)
-        resources = set()
+        resources = set(self.capacity())
         for group in tree.groups:
             resources.update(group.max or (), group.min)
         self._resources = names = tuple(sorted(resources))
@@ -342,7 +347,7 @@ class QuotaEngine:
         pending[list(dirty)] = True
         changed = np.zeros(tree.size, dtype=bool)
         request_block = self._block(_REQUEST)
-        for depth in range(len(tree.levels), -1, -1):
+        for depth in range(max(len(tree.levels), 1), -1, -1):  # system/default sit at depth 1
             groups = np.flatnonzero(pending & (tree.depth == depth))
             if not len(groups):
                 continue
@@ -440,7 +445,7 @@ class QuotaEngine:
                 labels = {m.pod.key: None for m in scheduled}
             else:
                 fits = classification.fits_in_min(
-                    np.array([m.request for m in scheduled]).reshape(-1, len(self._resources)),
+                    np.array([m.request for m in scheduled]).reshape(len(scheduled), len(self._resources)),
                     arrays.effective_min[group],
                 )
                 labels = {

@@ -4,7 +4,8 @@ Pass 1 walks the preemptible pods least important first, taking each away while 
 above runtime. If that is not enough, every pod taken is evicted. Otherwise pass 2 puts the
 taken pods back, most important first, and keeps each one that still fits: only the rest are
 evicted. Runtime cpu 50; pods (priority, cpu, memory) 10/20/0, 9/10/1, 8/20/0, 7/40/0; runtime
-memory 0: pass 1 takes 7, 8 and 9; pass 2 keeps 8 and evicts 9, then 7.
+memory 0: pass 1 takes 7, 8 and 9; pass 2 keeps 8 and evicts 9 and 7. The plan lists the
+evicted pods least important first (7, then 9), the order in which they should go.
 
 Used is compared on the runtime's resources only (a resource the runtime lacks is not
 limited). Unlike Koordinator, the working sum is not narrowed to each pod's own resources after
@@ -49,4 +50,4 @@ def plan(
         if exceeds(remaining, runtime, limited):
             remaining -= candidates[index]
             evicted.append(index)
-    return evicted
+    return evicted[::-1]

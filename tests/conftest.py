@@ -1,0 +1,8 @@
+import os
+
+from hypothesis import settings
+
+# CI runs more examples than a developer's quick run; both are deterministic per seed.
+settings.register_profile("ci", max_examples=300, deadline=None)
+settings.register_profile("dev", max_examples=100, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
