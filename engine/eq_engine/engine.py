@@ -386,6 +386,9 @@ class QuotaEngine:
         assert arrays is not None
         tree = self._tree
         used = self._block(_USED)
+        changed: set[int] = set()
+        rerun = np.zeros(tree.size, dtype=bool)
+        rerun[[tree.parent_index[g] for g in touched if tree.parent_index[g] >= 0]] = True
         if total_changed or touched & {SYSTEM, DEFAULT}:
             capacity = amounts(self.capacity(), self._resources)
             total = np.maximum(
@@ -393,11 +396,8 @@ class QuotaEngine:
             )
             if not np.array_equal(total, arrays.runtime[ROOT]):
                 arrays.runtime[ROOT] = total
-                touched = touched | {ROOT}
-        rerun = np.zeros(tree.size, dtype=bool)
-        rerun[[tree.parent_index[g] for g in touched if tree.parent_index[g] >= 0]] = True
-        rerun[ROOT] |= ROOT in touched
-        changed: set[int] = set()
+                changed.add(ROOT)
+                rerun[ROOT] = True
         for depth in range(len(tree.levels)):
             parents = np.flatnonzero(rerun & (tree.depth == depth))
             rows, starts, owners = self._children(parents)
