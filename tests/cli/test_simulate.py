@@ -1,0 +1,179 @@
+"""`elastic-quota simulate` through a subprocess, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.manifests import node, pod, quota
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = [str(REPO / "examples" / f) for f in ("quotas.yaml", "nodes.yaml", "workloads.yaml")]
+
+
+def simulate(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "eq_cli.main", "simulate", *args],
+        input=stdin, capture_output=True, text=True, timeout=60,
+        env={"PYTHONPATH": f"{REPO / 'engine'}:{REPO / 'cli'}", "PATH": "/usr/bin:/bin"},
+    )
+
+
+def write(tmp_path: Path, name: str, *objects: dict) -> str:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(objects))
+    return str(path)
+
+
+SEED = [
+    quota("a", min={"cpu": "10m"}, max={"cpu": "1"}, weight={"cpu": "40m"}),
+    quota("b", min={"cpu": "15m"}, max={"cpu": "1"}, weight={"cpu": "60m"}),
+    quota("c", min={"cpu": "20m"}, max={"cpu": "1"}, weight={"cpu": "50m"}),
+    quota("d", min={"cpu": "15m"}, max={"cpu": "1"}, weight={"cpu": "80m"}),
+    pod("a-0", quota="a", cpu="5m"), pod("b-0", quota="b", cpu="20m"),
+    pod("c-0", quota="c", cpu="40m"), pod("d-0", quota="d", cpu="70m", priority=1),
+    pod("d-1", quota="d", cpu="10m", node=None),
+    node("n1", cpu="60m"), node("n2", cpu="40m"),
+]
+
+
+def test_json_output_has_the_documented_shape_and_the_seeds_numbers(tmp_path):
+    result = simulate("-f", write(tmp_path, "seed.yaml", *SEED), "-o", "json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert set(report) == {"capacity", "groups", "pods", "reclaim", "problems"}
+    assert report["capacity"] == {"cpu": "100m"}
+    assert set(report["groups"]["a"]) == {"namespace", "parent", "isParent", "min", "max",
+                                          "sharedWeight", "request", "runtime", "used"}
+    runtime = {name: report["groups"][name]["runtime"]["cpu"] for name in "abcd"}
+    # d's pending pod raises its request to 80m, still above what the split can give it
+    assert runtime == {"a": "5m", "b": "20m", "c": "35m", "d": "40m"}
+    assert report["groups"]["d"]["request"] == {"cpu": "80m"}
+    assert report["groups"]["d"]["used"] == {"cpu": "70m"}
+    assert report["groups"]["koordinator-root-quota"]["parent"] is None
+    assert report["pods"]["apps/d-1"] == {"group": "d", "capacity": None}
+    assert report["pods"]["apps/a-0"] == {"group": "a", "capacity": "in-quota"}
+    assert report["pods"]["apps/d-0"] == {"group": "d", "capacity": "over-quota"}
+    assert report["problems"] == []
+
+
+def test_the_seed_example_through_files(tmp_path):
+    objects = [o for o in SEED if o["metadata"]["name"] != "d-1"]
+    report = json.loads(simulate("-f", write(tmp_path, "s.yaml", *objects), "-o", "json").stdout)
+    runtime = {name: report["groups"][name]["runtime"]["cpu"] for name in "abcd"}
+    assert runtime == {"a": "5m", "b": "20m", "c": "35m", "d": "40m"}
+    # c and d run above their runtime: their least important pods are reclaimed
+    assert report["reclaim"] == {"c": ["apps/c-0"], "d": ["apps/d-0"]}
+
+
+def test_reads_json_lists_from_standard_input_and_pod_lists_without_item_kinds():
+    pods = {"kind": "PodList", "items": [{k: v for k, v in pod("p", cpu="1").items()
+                                         if k != "kind"}]}
+    document = {"kind": "List", "items": [quota("apps", namespace="apps", max={"cpu": 2}),
+                                          node("n", cpu="4"), pods]}
+    result = simulate("-f", "-", "-o", "json", stdin=json.dumps(document))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["pods"] == {"apps/p": {"group": "apps", "capacity": "over-quota"}}
+    assert report["groups"]["apps"]["used"] == {"cpu": "1"}
+
+
+def test_capacity_flag_replaces_the_nodes_total(tmp_path):
+    path = write(tmp_path, "c.yaml", quota("t", max={"cpu": 100}), pod("p", quota="t", cpu="50"),
+                 node("n", cpu="8"))
+    report = json.loads(simulate("-f", path, "--capacity", "cpu=20,memory=1Gi", "-o", "json").stdout)
+    assert report["capacity"] == {"cpu": "20", "memory": "1Gi"}
+    assert report["groups"]["t"]["runtime"] == {"cpu": "20"}
+
+
+def test_min_scaling_can_be_switched_off(tmp_path):
+    path = write(tmp_path, "m.yaml", quota("a", min={"cpu": 8}, max={"cpu": 8}),
+                 quota("b", min={"cpu": 8}, max={"cpu": 8}), node("n", cpu="8"),
+                 pod("pa", quota="a", cpu="8", node=None), pod("pb", quota="b", cpu="8", node=None))
+    scaled = json.loads(simulate("-f", path, "-o", "json").stdout)["groups"]
+    kept = json.loads(simulate("-f", path, "--no-min-scaling", "-o", "json").stdout)["groups"]
+    assert scaled["a"]["runtime"] == scaled["b"]["runtime"] == {"cpu": "4"}
+    assert kept["a"]["runtime"] == kept["b"]["runtime"] == {"cpu": "8"}
+
+
+def test_examples_simulate_in_every_format():
+    report = json.loads(simulate(*sum((["-f", f] for f in EXAMPLES), []), "-o", "json").stdout)
+    tree = simulate(*sum((["-f", f] for f in EXAMPLES), []), "-o", "tree")
+    table = simulate(*sum((["-f", f] for f in EXAMPLES), []))
+    assert tree.returncode == table.returncode == 0
+    for name in report["groups"]:
+        assert name in tree.stdout and name in table.stdout
+    assert max(len(line) for line in tree.stdout.splitlines()) <= 80
+    # the example shows borrowing taken back: ml's reclaimed pods are all over-quota
+    assert report["reclaim"]["ml"]
+    assert all(report["pods"][key]["capacity"] == "over-quota" for key in report["reclaim"]["ml"])
+    assert any(p["capacity"] == "in-quota" for p in report["pods"].values())
+    assert report["pods"]["kube-system/coredns-0"]["group"] == "koordinator-system-quota"
+    assert "ml/old-job-0" not in report["pods"]  # finished pods count nowhere
+
+
+def test_other_kinds_are_ignored_with_a_note(tmp_path):
+    path = write(tmp_path, "mixed.yaml", quota("t", max={"cpu": 1}),
+                 {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}},
+                 {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}},
+                 {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s2"}})
+    result = simulate("-f", path, "-o", "json")
+    assert result.returncode == 0
+    assert "ignored 1 object(s) of kind Deployment" in result.stderr
+    assert "ignored 2 object(s) of kind Service" in result.stderr
+
+
+def test_problems_are_reported_not_fatal(tmp_path):
+    path = write(tmp_path, "p.yaml", quota("orphan", namespace="x", parent="ghost"))
+    result = simulate("-f", path)
+    assert result.returncode == 0
+    assert "Problems:" in result.stdout
+    assert "ElasticQuota x/orphan" in result.stdout and "'ghost' does not exist" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (yaml.safe_dump(quota("ml", namespace="team-a", min={"cpu": "lots"})),
+         "ElasticQuota team-a/ml: spec.min: 'lots': not a Kubernetes quantity (resource cpu)"),
+        (yaml.safe_dump(pod("web-0", namespace="shop", memory="1 Gi")),
+         "Pod shop/web-0: spec.containers[0].resources.requests: '1 Gi'"),
+        ("kind: [unclosed", "invalid YAML"),
+        ('{"kind": "List", "items": [', "invalid JSON at line 1"),
+        ("- just\n- a list\n", "expected a Kubernetes object, found str"),
+    ],
+)
+def test_unreadable_input_exits_1_naming_file_object_and_field(tmp_path, content, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(content)
+    result = simulate("-f", str(path))
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith(f"elastic-quota: error: {path}: ")
+    assert message in result.stderr
+
+
+def test_missing_file_exits_1():
+    result = simulate("-f", "/nonexistent/cluster.yaml")
+    assert result.returncode == 1
+    assert "/nonexistent/cluster.yaml: cannot read: No such file or directory" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "the following arguments are required: -f/--filename"),
+        (("-f", "x", "-o", "yaml"), "invalid choice: 'yaml'"),
+        (("-f", "x", "--capacity", "cpu"), "'cpu': expected RESOURCE=QUANTITY"),
+        (("-f", "x", "--capacity", "cpu=lots"), "'lots': not a Kubernetes quantity"),
+    ],
+)
+def test_bad_usage_exits_2(args, message):
+    result = simulate(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
