@@ -12,17 +12,17 @@ Numbers live in int64 arrays indexed by (group, resource), in the order of `tree
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import classification, reclaim
 from .config import EngineConfig
-from .integers import Amounts, amounts, present
+from .integers import Amounts, amounts, clamp, present
 from .objects import Node, Pod, Quota
 from .problems import Problem
 from .quantities import ResourceList
-from .runtime import Index, Mask, scale_min, split
+from .runtime import Index, Mask, Runs, scale_min, split
 from .status import Changes, GroupStatus
 from .tree import DEFAULT, ROOT, SYSTEM, Tree, build_tree
 
@@ -30,23 +30,28 @@ _REQUEST, _USED, _NP_REQUEST, _NP_USED = range(4)
 """The four blocks of a group's accounting row: request, used, non-preemptible request/used."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class _Member:
-    """A pod the accounting knows: its group and its request masked to that group's max."""
+    """A pod the accounting knows: its group and its request masked to that group's max.
+
+    `request` is a tuple shared by every member with the same one (see `_place`): an engine
+    holds every pod of the cluster, so a member must stay small.
+    """
 
     pod: Pod
     group: int = -1
-    request: Amounts = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    request: tuple[int, ...] = ()
 
     def rows(self) -> Amounts:
         """This pod's share of the four accounting blocks."""
-        pod, zero = self.pod, np.zeros_like(self.request)
-        scheduled, locked = pod.scheduled, not pod.preemptible
+        request = np.array(self.request, dtype=np.int64)
+        zero = np.zeros_like(request)
+        scheduled, locked = self.pod.scheduled, not self.pod.preemptible
         return np.concatenate([
-            self.request,
-            self.request if scheduled else zero,
-            self.request if locked else zero,
-            self.request if locked and scheduled else zero,
+            request,
+            request if scheduled else zero,
+            request if locked else zero,
+            request if locked and scheduled else zero,
         ])
 
 
@@ -85,7 +90,8 @@ class QuotaEngine:
         self._tree = build_tree((), self.config)
         self._resources: tuple[str, ...] = ()
         self._arrays: _Arrays | None = None
-        self._members: list[dict[str, _Member]] = []
+        self._members: list[set[_Member]] = []
+        self._vectors: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._published: dict[str, GroupStatus] = {}
         self._labels: dict[str, str] = {}
         self._tree_dirty = True
@@ -141,7 +147,8 @@ class QuotaEngine:
             self._account(old, -1)
             self._account(member, +1)
         else:  # same sums; the order of the group's pods may still change
-            self._members[member.group][pod.key] = member
+            self._members[member.group].discard(old)
+            self._members[member.group].add(member)
             self._dirty_members.add(member.group)
 
     def remove_pod(self, key: str) -> None:
@@ -160,8 +167,12 @@ class QuotaEngine:
         member.group = group
         arrays = self._arrays
         assert arrays is not None
-        keep = arrays.request_keys[group]
-        member.request = np.where(keep, amounts(member.pod.request, self._resources), 0)
+        request = member.pod.request
+        vector = tuple(
+            clamp(request.get(name, 0)) if keep else 0
+            for name, keep in zip(self._resources, arrays.request_keys[group].tolist(), strict=True)
+        )
+        member.request = self._vectors.setdefault(vector, vector)
 
     def _account(self, member: _Member, sign: int) -> None:
         arrays = self._arrays
@@ -169,9 +180,9 @@ class QuotaEngine:
         arrays.own[member.group] += sign * member.rows()
         members = self._members[member.group]
         if sign > 0:
-            members[member.pod.key] = member
+            members.add(member)
         else:
-            members.pop(member.pod.key, None)
+            members.discard(member)
         self._dirty_groups.add(member.group)
         self._dirty_members.add(member.group)
 
@@ -221,12 +232,12 @@ class QuotaEngine:
         plans: dict[str, list[str]] = {}
         for group in np.flatnonzero(over).tolist():
             candidates = sorted(
-                (m for m in self._members[group].values() if m.pod.scheduled and m.pod.preemptible),
+                (m for m in self._members[group] if m.pod.scheduled and m.pod.preemptible),
                 key=lambda m: classification.importance(m.pod), reverse=True,
             )
             chosen = reclaim.plan(
                 used=used[group], runtime=arrays.runtime[group], limited=arrays.has_runtime[group],
-                candidates=[m.request for m in candidates],
+                candidates=[np.array(m.request, dtype=np.int64) for m in candidates],
             )
             plans[self._tree.groups[group].name] = [candidates[i].pod.key for i in chosen]
         return plans
@@ -252,10 +263,11 @@ class QuotaEngine:
             resources.update(group.max or (), group.min)
         self._resources = names = tuple(sorted(resources))
         self._arrays = arrays = self._settings(tree, names)
-        self._members = [{} for _ in tree.groups]
+        self._members = [set() for _ in tree.groups]
+        self._vectors = {}
         for member in self._pods.values():
             self._place(member)
-            self._members[member.group][member.pod.key] = member
+            self._members[member.group].add(member)
             arrays.own[member.group] += member.rows()
         everything = set(range(tree.size))
         self._refresh_requests(everything)
@@ -330,7 +342,7 @@ class QuotaEngine:
             parent, (start, stop) = spans[0]
             return np.arange(start, stop), np.zeros(1, dtype=np.intp), np.array([parent])
         sizes = np.array([stop - start for _, (start, stop) in spans])
-        starts = np.r_[0, np.cumsum(sizes)[:-1]]
+        starts = np.cumsum(sizes) - sizes
         firsts = np.array([start for _, (start, _stop) in spans])
         rows = np.repeat(firsts - starts, sizes) + np.arange(int(sizes.sum()))
         return rows, starts, np.array([p for p, _ in spans])
@@ -348,7 +360,8 @@ class QuotaEngine:
         changed = np.zeros(tree.size, dtype=bool)
         request_block = self._block(_REQUEST)
         for depth in range(max(len(tree.levels), 1), -1, -1):  # system/default sit at depth 1
-            groups = np.flatnonzero(pending & (tree.depth == depth))
+            low, high = tree.span(depth)
+            groups = np.flatnonzero(pending[low:high]) + low
             if not len(groups):
                 continue
             total = arrays.own[groups]
@@ -399,25 +412,29 @@ class QuotaEngine:
                 changed.add(ROOT)
                 rerun[ROOT] = True
         for depth in range(len(tree.levels)):
-            parents = np.flatnonzero(rerun & (tree.depth == depth))
+            low, high = tree.span(depth)
+            parents = np.flatnonzero(rerun[low:high]) + low
             rows, starts, owners = self._children(parents)
             if not len(rows):
                 continue
-            parent_total = np.where(arrays.has_runtime[owners], arrays.runtime[owners], 0)
+            runs = Runs.of(starts, len(rows), len(self._resources))
             scalable = arrays.has_runtime[owners] & self.config.min_scaling
+            parent_total = runs.flat(np.where(arrays.has_runtime[owners], arrays.runtime[owners], 0))
             effective_min = scale_min(
-                total=parent_total, scalable=scalable, min_=arrays.min[rows], starts=starts
+                total=parent_total, scalable=runs.flat(scalable), min_=runs.flat(arrays.min[rows]),
+                runs=runs,
             )
-            runtime = split(
+            flat_runtime = split(
                 total=parent_total,
-                request=arrays.passed_up[rows, self._block(_REQUEST)],
+                request=runs.flat(arrays.passed_up[rows, self._block(_REQUEST)]),
                 min_=effective_min,
-                weight=arrays.weight[rows],
-                lend=arrays.lend[rows],
-                tie_rank=arrays.tie_rank[rows],
-                starts=starts,
+                weight=runs.flat(arrays.weight[rows]),
+                lend=runs.per_child(arrays.lend[rows]),
+                tie_rank=runs.per_child(arrays.tie_rank[rows]),
+                runs=runs,
             )
-            runtime = np.where(arrays.has_runtime[rows], runtime, 0)
+            runtime = np.where(arrays.has_runtime[rows], runs.matrix(flat_runtime), 0)
+            effective_min = runs.matrix(effective_min)
             moved = (runtime != arrays.runtime[rows]).any(axis=1) | (
                 effective_min != arrays.effective_min[rows]
             ).any(axis=1)
@@ -436,7 +453,7 @@ class QuotaEngine:
         assert arrays is not None
         changes: dict[str, str | None] = {}
         for group in groups:
-            members = self._members[group].values()
+            members = self._members[group]
             scheduled = sorted(
                 (m for m in members if m.pod.scheduled),
                 key=lambda m: classification.importance(m.pod),
@@ -445,7 +462,8 @@ class QuotaEngine:
                 labels = {m.pod.key: None for m in scheduled}
             else:
                 fits = classification.fits_in_min(
-                    np.array([m.request for m in scheduled]).reshape(len(scheduled), len(self._resources)),
+                    np.array([m.request for m in scheduled], dtype=np.int64).reshape(
+                        len(scheduled), len(self._resources)),
                     arrays.effective_min[group],
                 )
                 labels = {

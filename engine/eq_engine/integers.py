@@ -42,21 +42,31 @@ def present(resources: Iterable[str] | None, names: Sequence[str]) -> npt.NDArra
     return np.array([name in keyset for name in names], dtype=bool)
 
 
+def largest(values: Amounts) -> float:
+    """The largest value as a float (0 for an empty array): for overflow checks."""
+    return float(values.max()) if len(values) else 0.0
+
+
 def fits_int64(*estimates: npt.NDArray[np.float64]) -> bool:
     """Whether values whose float magnitudes are `estimates` stay well inside int64."""
-    return all(float(np.max(e, initial=0.0)) < 2.0**62 for e in estimates)
+    return all(largest(e) < 2.0**62 for e in estimates)
 
 
-def floor_divide_product(a: Amounts, b: Amounts, c: Amounts) -> tuple[Amounts, Amounts]:
+def floor_divide_product(
+    a: Amounts, b: Amounts, c: Amounts, *, bound: float | None = None
+) -> tuple[Amounts, Amounts]:
     """`(a*b // c, a*b % c)` elementwise, exactly, for `0 <= a <= c`, `b >= 0`, `c > 0`.
 
-    int64 products overflow (2**40 * 2**40 wraps to 0), so the quotient is first estimated in
-    float64 and then corrected: with b < 2**50 the estimate is off by at most 2, so the true
-    remainder a*b - q*c lies within 3*c, which wrapping int64 arithmetic gets exactly. Elements
-    outside that range are computed with Python integers.
+    `bound`, if given, is an upper bound of every a*b that the caller already knows.
+    int64 products overflow (2**40 * 2**40 wraps to 0), so where they might, the quotient is
+    first estimated in float64 and then corrected: with b < 2**50 the estimate is off by at
+    most 2, so the true remainder a*b - q*c lies within 3*c, which wrapping int64 arithmetic
+    gets exactly. Elements outside that range are computed with Python integers.
     """
-    if a.dtype == object:
-        product = a * b
+    if bound is None:
+        bound = largest(a) * largest(b)
+    if a.dtype == object or bound < 2.0**62:
+        product = a * b  # exact: Python integers, or int64 products known not to overflow
         return product // c, product % c
     fast = (b < _FAST_B) & (c < _FAST_C)
     estimate = np.floor(a.astype(np.float64) / c.astype(np.float64) * b.astype(np.float64))

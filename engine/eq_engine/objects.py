@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+import sys
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, ValidationError
@@ -34,14 +36,13 @@ class _Model(BaseModel):
 class _Metadata(_Model):
     name: str
     namespace: str = ""
-    labels: dict[str, str] = {}
-    annotations: dict[str, str] = {}
-    creation_timestamp: datetime | None = Field(None, alias="creationTimestamp")
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
 
 
 class _Resources(_Model):
-    requests: _Quantities = {}
-    limits: _Quantities = {}
+    requests: _Quantities = Field(default_factory=dict)
+    limits: _Quantities = Field(default_factory=dict)
 
 
 class _Container(_Model):
@@ -52,9 +53,9 @@ class _Container(_Model):
 class _PodSpec(_Model):
     node_name: str = Field("", alias="nodeName")
     priority: int = 0
-    containers: list[_Container] = []
-    init_containers: list[_Container] = Field([], alias="initContainers")
-    overhead: _Quantities = {}
+    containers: list[_Container] = Field(default_factory=list)
+    init_containers: list[_Container] = Field(default_factory=list, alias="initContainers")
+    overhead: _Quantities = Field(default_factory=dict)
 
 
 class _PodStatus(_Model):
@@ -69,8 +70,8 @@ class _RawPod(_Model):
 
 
 class _QuotaSpec(_Model):
-    min: _Quantities = {}
-    max: _Quantities = {}
+    min: _Quantities = Field(default_factory=dict)
+    max: _Quantities = Field(default_factory=dict)
 
 
 class _RawQuota(_Model):
@@ -79,7 +80,7 @@ class _RawQuota(_Model):
 
 
 class _NodeStatus(_Model):
-    allocatable: _Quantities = {}
+    allocatable: _Quantities = Field(default_factory=dict)
 
 
 class _RawNode(_Model):
@@ -112,25 +113,29 @@ class Quota:
 
 @dataclass(frozen=True, slots=True)
 class Pod:
-    """One pod as the quota accounting sees it."""
+    """One pod as the quota accounting sees it.
 
+    Kept small: an engine holds every pod of the cluster. Repeated strings are interned and
+    equal requests share one (read-only) dict.
+    """
+
+    key: str
+    """`namespace/name`."""
     namespace: str
-    name: str
     quota_labels: tuple[str | None, str | None]
     """(`name`, `quota-name`) pod labels as written."""
     preemptible: bool
     priority: int
     start_time: float | None
     """Seconds since the epoch, or `None` while the pod has not started."""
-    created: float | None
     node_name: str
     phase: str
     request: ResourceList
     """The pod's request as Kubernetes counts it (see `requests.py`), not yet masked."""
 
     @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def name(self) -> str:
+        return self.key[len(self.namespace) + 1 :]
 
     @property
     def terminal(self) -> bool:
@@ -225,24 +230,36 @@ def parse_quota(raw: RawObject) -> Quota:
 def parse_pod(raw: RawObject) -> Pod:
     """A Pod from its Kubernetes dict, with its request computed."""
     parsed = _validate(_RawPod, "Pod", raw)
-    labels = parsed.metadata.labels
-    spec = parsed.spec
+    metadata, spec = parsed.metadata, parsed.spec
+    namespace = sys.intern(metadata.namespace)
+    request = pod_request(
+        containers=[_requests(c) for c in spec.containers],
+        init_containers=[_requests(c) for c in spec.init_containers],
+        overhead=spec.overhead,
+    )
     return Pod(
-        namespace=parsed.metadata.namespace,
-        name=parsed.metadata.name,
-        quota_labels=(labels.get(keys.POD_QUOTA), labels.get(keys.POD_QUOTA_SEED)),
-        preemptible=labels.get(keys.PREEMPTIBLE) != "false",
+        key=f"{namespace}/{metadata.name}",
+        namespace=namespace,
+        quota_labels=_labels(metadata.labels.get(keys.POD_QUOTA),
+                             metadata.labels.get(keys.POD_QUOTA_SEED)),
+        preemptible=metadata.labels.get(keys.PREEMPTIBLE) != "false",
         priority=spec.priority,
         start_time=_timestamp(parsed.status.start_time),
-        created=_timestamp(parsed.metadata.creation_timestamp),
-        node_name=spec.node_name,
-        phase=parsed.status.phase,
-        request=pod_request(
-            containers=[_requests(c) for c in spec.containers],
-            init_containers=[_requests(c) for c in spec.init_containers],
-            overhead=spec.overhead,
-        ),
+        node_name=sys.intern(spec.node_name),
+        phase=sys.intern(parsed.status.phase),
+        request=_shared(tuple(sorted(request.items()))),
     )
+
+
+@lru_cache(maxsize=1024)
+def _labels(label: str | None, seed_label: str | None) -> tuple[str | None, str | None]:
+    return (label, seed_label)
+
+
+@lru_cache(maxsize=65536)
+def _shared(items: tuple[tuple[str, int], ...]) -> ResourceList:
+    """One dict for every pod with the same request (pods of a Deployment are alike)."""
+    return dict(items)
 
 
 def _requests(container: _Container) -> ContainerRequests:

@@ -73,9 +73,17 @@ def to_canonical(resource: str, quantity: str | int | float) -> int:
     if isinstance(quantity, bool) or not isinstance(quantity, (int, float, str)):
         raise QuantityError(quantity, "expected a quantity string or a number")
     if isinstance(quantity, int):
-        value = Fraction(quantity)
-    else:
-        value = parse_quantity(repr(quantity) if isinstance(quantity, float) else quantity)
+        return _canonical(resource, Fraction(quantity))
+    return _canonical_text(resource, repr(quantity) if isinstance(quantity, float) else quantity)
+
+
+@lru_cache(maxsize=8192)
+def _canonical_text(resource: str, text: str) -> int:
+    """Cached: a cluster repeats the same few quantity texts on thousands of pods."""
+    return _canonical(resource, parse_quantity(text))
+
+
+def _canonical(resource: str, value: Fraction) -> int:
     if is_milli(resource):
         value *= 1000
     whole = value.numerator // value.denominator

@@ -1,9 +1,8 @@
 """Runtime: how a parent's total is split among its children (koordinator-semantics.md 2.4-2.8).
 
-Pure functions over the children of many parents at once. Rows are children, columns are
-resources; the children of one parent are contiguous rows, a *segment*, starting at
-`starts[i]`. Each (segment, resource) is an independent split, so one call does a whole level
-of the tree.
+Pure functions over the children of many parents at once. Every (resource, parent) pair is an
+independent split, a *run*; `Runs` lays the children out resource-major so that each run is a
+contiguous slice of a flat array and one call does a whole level of the tree.
 
 The seed's example, one parent with total 100 (request, min, weight):
 
@@ -15,41 +14,81 @@ The seed's example, one parent with total 100 (request, min, weight):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import numpy.typing as npt
 
-from .integers import Amounts, fits_int64, floor_divide_product
+from .integers import Amounts, fits_int64, floor_divide_product, largest
 
 Mask = npt.NDArray[np.bool_]
 Index = npt.NDArray[np.intp]
 
 
-def segment_ids(starts: Index, rows: int) -> Index:
-    """The segment of each row: `segment_ids([0, 2], 5) == [0, 0, 1, 1, 1]`."""
-    return np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, rows]))
+@dataclass(frozen=True, slots=True)
+class Runs:
+    """The children of several parents, flattened so that each (resource, parent) is a run.
+
+    Children are rows of (children, resources) matrices; the children of one parent are
+    contiguous rows starting at `starts[i]`. Flattening resource-major turns every
+    (resource, parent) pair into one contiguous slice.
+    """
+
+    rows: int
+    columns: int
+    starts: Index
+    """First flat index of each run."""
+    run_of: Index
+    """The run of each flat element."""
+
+    @classmethod
+    def of(cls, starts: Index, rows: int, columns: int) -> Runs:
+        """Runs for children whose parents' segments begin at `starts` (row offsets)."""
+        sizes = np.concatenate((starts[1:], [rows])) - starts
+        segment = np.arange(len(starts)).repeat(sizes)
+        column = np.arange(columns)[:, None]
+        return cls(
+            rows=rows,
+            columns=columns,
+            starts=(column * rows + starts[None, :]).ravel(),
+            run_of=(column * len(starts) + segment[None, :]).ravel(),
+        )
+
+    def flat(self, matrix: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+        """A (children or parents, resources) matrix as one resource-major vector."""
+        return matrix.T.ravel()
+
+    def per_child(self, values: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+        """A per-child vector repeated for every resource."""
+        return values[np.newaxis, :].repeat(self.columns, axis=0).ravel()
+
+    def matrix(self, flat: Amounts) -> Amounts:
+        """The inverse of `flat` for children: back to (children, resources)."""
+        return flat.reshape(self.columns, self.rows).T
+
+    def sums(self, flat: Amounts) -> Amounts:
+        """The sum of each run."""
+        return np.add.reduceat(flat, self.starts) if len(flat) else flat[: len(self.starts)]
 
 
-def _sums(values: Amounts, starts: Index) -> Amounts:
-    return np.add.reduceat(values, starts, axis=0) if len(values) else values[: len(starts)]
-
-
-def scale_min(*, total: Amounts, scalable: Mask, min_: Amounts, starts: Index) -> Amounts:
+def scale_min(*, total: Amounts, scalable: Mask, min_: Amounts, runs: Runs) -> Amounts:
     """Each child's min after scaling (2.8): shrunk in proportion where the mins exceed the total.
 
-    Where a segment's total is below the sum of its children's mins, a child's min becomes
-    ⌊total · min / Σmin⌋ (exact integers; Koordinator truncates a float64 product). Total 200
-    over three mins of 100: 66, 66, 66; the 2 units left are shared as any leftover is.
+    `total` and `scalable` are per run, `min_` per flat child. Where a run's total is below the
+    sum of its children's mins, a child's min becomes ⌊total · min / Σmin⌋ (exact integers;
+    Koordinator truncates a float64 product). Total 200 over three mins of 100: 66, 66, 66; the
+    2 units left are shared as any leftover is.
     """
-    seg = segment_ids(starts, len(min_))
-    min_sum = _sums(min_, starts)
+    min_sum = runs.sums(min_)
     shrink = scalable & (total < min_sum)
     if not shrink.any():
         return min_
-    rows = shrink[seg]
-    scaled, _ = floor_divide_product(
-        np.where(rows, min_, 0), np.maximum(total, 0)[seg], np.where(rows, min_sum[seg], 1)
-    )
-    return np.where(rows, scaled, min_)
+    rows = np.flatnonzero(shrink[runs.run_of])
+    run = runs.run_of[rows]
+    scaled, _ = floor_divide_product(min_[rows], np.maximum(total[run], 0), min_sum[run])
+    result = min_.copy()
+    result[rows] = scaled
+    return result
 
 
 def split(
@@ -60,66 +99,59 @@ def split(
     weight: Amounts,
     lend: Mask,
     tie_rank: Index,
-    starts: Index,
+    runs: Runs,
 ) -> Amounts:
-    """Each child's runtime (2.4).
+    """Each child's runtime (2.4), per flat child.
 
-    total:    (segments, resources) what the parent has to give
-    request:  (children, resources) the child's request, limited by its max
-    min_:     (children, resources) the child's effective min (after scaling)
-    weight:   (children, resources) shared weight
-    lend:     (children,) whether the child lends its unused min
-    tie_rank: (children,) order of the children's names, for ties in rounding
+    total:    per run, what the parent has to give
+    request:  the child's request, limited by its max
+    min_:     the child's effective min (after scaling)
+    weight:   the child's shared weight
+    lend:     whether the child lends its unused min
+    tie_rank: the order of the children's names, for ties in rounding
     """
-    if not len(request):
-        return request
-    seg = segment_ids(starts, len(request))
-    exact = not fits_int64(
-        _sums(np.maximum(request, min_).astype(np.float64), starts),
-        _sums(weight.astype(np.float64), starts) * 4,
+    if not fits_int64(
+        runs.sums(np.maximum(request, min_).astype(np.float64)),
+        runs.sums(weight.astype(np.float64)) * 4,
         total.astype(np.float64),
-    )
-    if exact:  # sums could overflow int64: the same steps on Python integers
+    ):  # sums could overflow int64: the same steps on Python integers
         total, request, min_, weight = (a.astype(object) for a in (total, request, min_, weight))
-    hungry = request > min_
-    given = np.where(lend[:, None], np.minimum(request, min_), min_)
-    leftover = total - _sums(given, starts)
-    pool = hungry & (weight > 0)
+    bound = largest(weight) * largest(total)  # no share's product is larger
+    given = np.where(lend, np.minimum(request, min_), min_)
+    leftover = total - runs.sums(given)
+    pool = (request > min_) & (weight > 0)
     while True:
-        pool_weight = _sums(np.where(pool, weight, 0), starts)
+        pool_weight = runs.sums(np.where(pool, weight, 0))
         active = (leftover > 0) & (pool_weight > 0)
         if not active.any():
             break
-        take = pool & active[seg]
+        take = np.flatnonzero(pool & active[runs.run_of])
+        run = runs.run_of[take]
         share, remainder = floor_divide_product(
-            np.where(take, weight, 0), np.where(take, leftover[seg], 0),
-            np.where(take, pool_weight[seg], 1),
+            weight[take], leftover[run], pool_weight[run], bound=bound
         )
-        short = leftover - _sums(share, starts)
-        given = given + share + _largest_remainders(take, remainder, short, seg, tie_rank)
-        excess = np.where(take, np.maximum(given - request, 0), 0)
-        given = given - excess
-        pool &= ~(take & (given >= request))
-        leftover = np.where(active, _sums(excess, starts), 0)
-    return given.astype(np.int64) if exact else given
+        handed = np.zeros_like(leftover)
+        np.add.at(handed, run, share)
+        short = (leftover - handed)[run]
+        amount = given[take] + share + _largest_remainders(run, remainder, short, tie_rank[take])
+        limit = request[take]
+        kept = np.minimum(amount, limit)  # a child never gets more than it asks for...
+        given[take] = kept
+        pool[take[amount >= limit]] = False
+        leftover = np.zeros_like(leftover)
+        np.add.at(leftover, run, amount - kept)  # ...the excess goes round again
+    return given.astype(np.int64) if given.dtype == object else given
 
 
-def _largest_remainders(
-    take: Mask, remainder: Amounts, short: Amounts, seg: Index, tie_rank: Index
-) -> Amounts:
-    """One more unit for the `short` children with the largest remainders (2.5).
+def _largest_remainders(run: Index, remainder: Amounts, short: Amounts, tie_rank: Index) -> Amounts:
+    """One more unit for the `short` members of each run with the largest remainders (2.5).
 
-    Within a (segment, resource), larger remainder first, then the smaller name.
+    `run` is sorted. Within a run: the larger remainder first, then the smaller name.
     """
-    bonus = np.zeros(take.shape, dtype=np.int64)
-    rows, cols = np.nonzero(take & (short[seg] > 0))
-    if not len(rows):
+    bonus = np.zeros(len(run), dtype=np.int64)
+    if not (short > 0).any():
         return bonus
-    group = seg[rows] * take.shape[1] + cols
-    order = np.lexsort((tie_rank[rows], -remainder[rows, cols], group))
-    group = group[order]
-    first = np.r_[True, group[1:] != group[:-1]]
-    place = np.arange(len(group)) - np.maximum.accumulate(np.where(first, np.arange(len(group)), 0))
-    wins = place < short.reshape(-1)[group]
-    bonus[rows[order][wins], cols[order][wins]] = 1
+    order = np.lexsort((tie_rank, -remainder, run))
+    place = np.arange(len(run)) - np.searchsorted(run, run[order])
+    bonus[order] = place < short[order]
     return bonus

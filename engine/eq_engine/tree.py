@@ -84,6 +84,15 @@ class Tree:
     def size(self) -> int:
         return len(self.groups)
 
+    def span(self, depth: int) -> tuple[int, int]:
+        """The indices `low, high` of the groups at `depth` (1 includes system and default)."""
+        if depth == 0:
+            return ROOT, ROOT + 1
+        if depth == 1:
+            return SYSTEM, self.levels[0].stop if self.levels else _FIRST_TREE_INDEX
+        level = self.levels[depth - 1]
+        return level.start, level.stop
+
     def ancestors(self, index: int) -> Iterable[int]:
         """`index`'s parent, grandparent, ..., the root."""
         parent = int(self.parent_index[index])
