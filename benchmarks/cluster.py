@@ -15,23 +15,44 @@ DEPARTMENTS, TEAMS, SUBTEAMS, PODS_PER_SUBTEAM = 10, 100, 10, 10
 NODES = 1500
 
 
-def _quota(name: str, parent: str | None, cpu: int, memory_gi: int, gpu: int, *,
-           is_parent: bool, lend: bool = True) -> dict[str, Any]:
+def _quota(
+    name: str,
+    parent: str | None,
+    cpu: int,
+    memory_gi: int,
+    gpu: int,
+    *,
+    is_parent: bool,
+    lend: bool = True,
+) -> dict[str, Any]:
     labels = {P + "parent": parent} if parent else {}
     if is_parent:
         labels[P + "is-parent"] = "true"
     if not lend:
         labels[P + "allow-lent-resource"] = "false"
     return {
-        "apiVersion": "scheduling.sigs.k8s.io/v1alpha1", "kind": "ElasticQuota",
-        "metadata": {"name": name, "namespace": name if not is_parent else "quotas",
-                     "labels": labels, "uid": f"uid-{name}",
-                     "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
+        "kind": "ElasticQuota",
+        "metadata": {
+            "name": name,
+            "namespace": name if not is_parent else "quotas",
+            "labels": labels,
+            "uid": f"uid-{name}",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+        },
         "spec": {
-            "min": {"cpu": str(cpu), "memory": f"{memory_gi}Gi", "nvidia.com/gpu": str(gpu),
-                    "pods": str(cpu * 4)},
-            "max": {"cpu": str(cpu * 3), "memory": f"{memory_gi * 3}Gi",
-                    "nvidia.com/gpu": str(gpu * 2 + 1), "pods": str(cpu * 12)},
+            "min": {
+                "cpu": str(cpu),
+                "memory": f"{memory_gi}Gi",
+                "nvidia.com/gpu": str(gpu),
+                "pods": str(cpu * 4),
+            },
+            "max": {
+                "cpu": str(cpu * 3),
+                "memory": f"{memory_gi * 3}Gi",
+                "nvidia.com/gpu": str(gpu * 2 + 1),
+                "pods": str(cpu * 12),
+            },
         },
     }
 
@@ -45,48 +66,76 @@ def quotas() -> list[dict[str, Any]]:
             team = f"{dept}-team-{t}"
             objects.append(_quota(team, dept, 80, 320, 10, is_parent=True))
             for s in range(SUBTEAMS):
-                objects.append(_quota(f"{team}-sub-{s}", team, 8, 32, 1, is_parent=False,
-                                      lend=(s % 7 != 0)))
+                objects.append(
+                    _quota(f"{team}-sub-{s}", team, 8, 32, 1, is_parent=False, lend=(s % 7 != 0))
+                )
     return objects
 
 
 def pod(rng: random.Random, group: str, index: int, intensity: float, scheduled: bool) -> dict:
-    """A pod of `group`; `intensity` scales its requests (1.0: the sub-team's min, spread evenly)."""
+    """A pod of `group`; `intensity` scales its requests (1.0: the sub-team's min, spread)."""
     cpu_milli = max(50, round(800 * intensity * rng.uniform(0.5, 1.5) / 50) * 50)
     memory_mi = max(64, round(3200 * intensity * rng.uniform(0.5, 1.5) / 64) * 64)
     requests = {"cpu": f"{cpu_milli}m", "memory": f"{memory_mi}Mi"}
     if rng.random() < 0.1:
         requests["nvidia.com/gpu"] = "1"
     name = f"{group}-worker-{index:03d}-{rng.randrange(16**5):05x}"
-    status: dict[str, Any] = {"phase": "Running" if scheduled else "Pending", "qosClass": "Burstable"}
+    status: dict[str, Any] = {
+        "phase": "Running" if scheduled else "Pending",
+        "qosClass": "Burstable",
+    }
     spec: dict[str, Any] = {
-        "containers": [{
-            "name": "worker", "image": f"registry.example/{group}/worker:1.{index % 7}",
-            "imagePullPolicy": "IfNotPresent", "ports": [{"containerPort": 8080, "protocol": "TCP"}],
-            "resources": {"requests": requests, "limits": {"memory": f"{memory_mi}Mi"}},
-            "terminationMessagePath": "/dev/termination-log",
-        }],
-        "priority": rng.choice([0, 100, 1000]), "schedulerName": "default-scheduler",
-        "restartPolicy": "Always", "serviceAccountName": "default",
-        "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists",
-                         "effect": "NoExecute", "tolerationSeconds": 300}],
+        "containers": [
+            {
+                "name": "worker",
+                "image": f"registry.example/{group}/worker:1.{index % 7}",
+                "imagePullPolicy": "IfNotPresent",
+                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                "resources": {"requests": requests, "limits": {"memory": f"{memory_mi}Mi"}},
+                "terminationMessagePath": "/dev/termination-log",
+            }
+        ],
+        "priority": rng.choice([0, 100, 1000]),
+        "schedulerName": "default-scheduler",
+        "restartPolicy": "Always",
+        "serviceAccountName": "default",
+        "tolerations": [
+            {
+                "key": "node.kubernetes.io/not-ready",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            }
+        ],
     }
     if scheduled:
         spec["nodeName"] = f"node-{rng.randrange(NODES):04d}"
         status["startTime"] = f"2026-01-0{1 + index % 9}T{index % 24:02d}:00:00Z"
-        status["conditions"] = [{"type": "Ready", "status": "True",
-                                 "lastTransitionTime": status["startTime"]}]
+        status["conditions"] = [
+            {"type": "Ready", "status": "True", "lastTransitionTime": status["startTime"]}
+        ]
     return {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {
-            "name": name, "namespace": group, "uid": f"{rng.getrandbits(64):016x}",
+            "name": name,
+            "namespace": group,
+            "uid": f"{rng.getrandbits(64):016x}",
             "labels": {"app": "worker", "pod-template-hash": "5d8f7c9b6d"},
             "creationTimestamp": "2026-01-01T00:00:00Z",
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                 "name": f"{group}-worker-5d8f7c9b6d", "uid": "rs",
-                                 "controller": True, "blockOwnerDeletion": True}],
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "ReplicaSet",
+                    "name": f"{group}-worker-5d8f7c9b6d",
+                    "uid": "rs",
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
         },
-        "spec": spec, "status": status,
+        "spec": spec,
+        "status": status,
     }
 
 
@@ -94,8 +143,12 @@ def pods(seed: int = 1) -> list[dict[str, Any]]:
     """Sub-teams ask between 0.2x and 2.5x their min; about 3 in 4 pods are running, which
     keeps the running pods inside the nodes' capacity while the busiest teams borrow."""
     rng = random.Random(seed)
-    leaves = [f"dept-{d}-team-{t}-sub-{s}"
-              for d in range(DEPARTMENTS) for t in range(TEAMS) for s in range(SUBTEAMS)]
+    leaves = [
+        f"dept-{d}-team-{t}-sub-{s}"
+        for d in range(DEPARTMENTS)
+        for t in range(TEAMS)
+        for s in range(SUBTEAMS)
+    ]
     result = []
     for leaf in leaves:
         intensity = rng.uniform(0.2, 2.5)
@@ -105,10 +158,22 @@ def pods(seed: int = 1) -> list[dict[str, Any]]:
 
 
 def nodes() -> list[dict[str, Any]]:
-    return [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"node-{i:04d}"},
-             "status": {"allocatable": {"cpu": "62", "memory": "250Gi", "nvidia.com/gpu": "4",
-                                        "pods": "110"}}}
-            for i in range(NODES)]
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": f"node-{i:04d}"},
+            "status": {
+                "allocatable": {
+                    "cpu": "62",
+                    "memory": "250Gi",
+                    "nvidia.com/gpu": "4",
+                    "pods": "110",
+                }
+            },
+        }
+        for i in range(NODES)
+    ]
 
 
 def cluster() -> dict[str, Any]:

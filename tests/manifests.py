@@ -44,8 +44,12 @@ def quota(
     return {
         "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
         "kind": "ElasticQuota",
-        "metadata": {"name": name, "namespace": namespace, "labels": all_labels,
-                     "annotations": annotations},
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": all_labels,
+            "annotations": annotations,
+        },
         "spec": {"min": min or {}, "max": max or {}},
     }
 
@@ -73,8 +77,14 @@ def pod(
         all_labels[P + "preemptible"] = "false"
     spec: dict[str, Any] = {
         "priority": priority,
-        "containers": [{"name": "main", "resources": {"requests": {
-            k.replace("_com_", ".com/"): v for k, v in requests.items()}}}],
+        "containers": [
+            {
+                "name": "main",
+                "resources": {
+                    "requests": {k.replace("_com_", ".com/"): v for k, v in requests.items()}
+                },
+            }
+        ],
     }
     if node:
         spec["nodeName"] = node
@@ -85,15 +95,22 @@ def pod(
     status: dict[str, Any] = {"phase": phase or ("Running" if node else "Pending")}
     if node and start:
         status["startTime"] = start
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": namespace, "labels": all_labels},
-            "spec": spec, "status": status}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": all_labels},
+        "spec": spec,
+        "status": status,
+    }
 
 
 def node(name: str, **allocatable: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
-            "status": {"allocatable": {k.replace("_com_", ".com/"): v
-                                       for k, v in allocatable.items()}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "status": {"allocatable": {k.replace("_com_", ".com/"): v for k, v in allocatable.items()}},
+    }
 
 
 def load(engine: QuotaEngine, *objects: dict[str, Any]) -> None:

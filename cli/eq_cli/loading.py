@@ -54,7 +54,9 @@ def _documents(path: str, source: str) -> Iterator[Any]:
             with open(path, encoding="utf-8") as file:
                 text = file.read()
     except (OSError, UnicodeDecodeError) as error:
-        raise LoadError(source, f"cannot read: {getattr(error, 'strerror', None) or error}") from None
+        raise LoadError(
+            source, f"cannot read: {getattr(error, 'strerror', None) or error}"
+        ) from None
     if text.lstrip()[:1] in ("{", "["):
         try:
             yield json.loads(text)
@@ -94,5 +96,5 @@ def _add(objects: Objects, raw: Any, source: str, *, kind_hint: str | None) -> N
         objects.quotas.append(parsed)
     elif isinstance(parsed, Pod):
         objects.pods.append(parsed)
-    else:
+    elif isinstance(parsed, Node):
         objects.nodes.append(parsed)

@@ -43,16 +43,25 @@ def parser() -> argparse.ArgumentParser:
         ),
     )
     sim.add_argument(
-        "-f", "--filename", dest="files", action="append", required=True, metavar="PATH",
+        "-f",
+        "--filename",
+        dest="files",
+        action="append",
+        required=True,
+        metavar="PATH",
         help="YAML or JSON file of objects (kind: List included); '-' reads standard input; "
         "repeatable",
     )
     sim.add_argument(
-        "--capacity", type=_capacity, metavar="RES=QTY[,RES=QTY...]",
+        "--capacity",
+        type=_capacity,
+        metavar="RES=QTY[,RES=QTY...]",
         help="the cluster's total; default: the sum of the Nodes' status.allocatable",
     )
     sim.add_argument(
-        "--no-min-scaling", dest="min_scaling", action="store_false",
+        "--no-min-scaling",
+        dest="min_scaling",
+        action="store_false",
         help="keep every min as written even when the parent's total cannot cover them",
     )
     sim.add_argument(

@@ -52,13 +52,23 @@ def as_table(report: Report) -> str:
     """One row per group: name, namespace, parent and its resource lists."""
     header = ("NAME", "NAMESPACE", "PARENT", "MIN", "MAX", "REQUEST", "RUNTIME", "USED")
     rows = [header] + [
-        (g.name, g.namespace, g.parent or "-", _compact(g.min), _compact(g.max),
-         _compact(g.request), _compact(g.runtime), _compact(g.used))
+        (
+            g.name,
+            g.namespace,
+            g.parent or "-",
+            _compact(g.min),
+            _compact(g.max),
+            _compact(g.request),
+            _compact(g.runtime),
+            _compact(g.used),
+        )
         for g in report.groups
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-             for row in rows]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
     return "\n".join(lines) + "\n" + _footer(report)
 
 
@@ -77,8 +87,10 @@ def as_tree(report: Report) -> str:
         kids = children.get(group.name, [])
         bar = "│ " if kids else "  "
         for resource in _resources(group):
-            cells = [_cell(values, resource) for values in (
-                group.min, group.max, group.request, group.runtime, group.used)]
+            cells = [
+                _cell(values, resource)
+                for values in (group.min, group.max, group.request, group.runtime, group.used)
+            ]
             label = f"{inner}{bar}{resource}"
             lines.append(f"{_fit(label, 34):<34}" + "".join(f"{c:>{_CELL}}" for c in cells))
         for i, kid in enumerate(kids):
@@ -107,8 +119,11 @@ def _short(resource: str, amount: int) -> str:
     if len(exact) <= _CELL - 1:
         return exact
     binary = resource == "memory" or "storage" in resource or resource.startswith("hugepages-")
-    base, suffixes = (1024, ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")) if binary else (
-        1000, ("", "k", "M", "G", "T", "P", "E"))
+    base, suffixes = (
+        (1024, ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))
+        if binary
+        else (1000, ("", "k", "M", "G", "T", "P", "E"))
+    )
     value = amount / 1000 if resource == "cpu" else float(amount)
     power = 0
     while abs(value) >= base and power < len(suffixes) - 1:
@@ -138,5 +153,7 @@ def _footer(report: Report) -> str:
 
 
 RENDERERS: dict[str, Callable[[Report], str]] = {
-    "json": as_json, "table": as_table, "tree": as_tree,
+    "json": as_json,
+    "table": as_table,
+    "tree": as_tree,
 }

@@ -32,9 +32,7 @@ class Report:
     problems: tuple[Problem, ...]
 
 
-def simulate(
-    objects: Objects, *, capacity: ResourceList | None, min_scaling: bool
-) -> Report:
+def simulate(objects: Objects, *, capacity: ResourceList | None, min_scaling: bool) -> Report:
     engine = QuotaEngine(EngineConfig(min_scaling=min_scaling))
     for quota in objects.quotas:
         engine.set_quota(quota)

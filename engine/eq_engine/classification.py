@@ -28,4 +28,5 @@ def fits_in_min(requests: Amounts, effective_min: Amounts) -> list[bool]:
     if not len(requests):
         return []
     running = np.cumsum(requests, axis=0)
-    return (running <= effective_min).all(axis=1).tolist()
+    fits: list[bool] = np.all(running <= effective_min, axis=1).tolist()
+    return fits

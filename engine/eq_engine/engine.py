@@ -47,12 +47,14 @@ class _Member:
         request = np.array(self.request, dtype=np.int64)
         zero = np.zeros_like(request)
         scheduled, locked = self.pod.scheduled, not self.pod.preemptible
-        return np.concatenate([
-            request,
-            request if scheduled else zero,
-            request if locked else zero,
-            request if locked and scheduled else zero,
-        ])
+        return np.concatenate(
+            [
+                request,
+                request if scheduled else zero,
+                request if locked else zero,
+                request if locked and scheduled else zero,
+            ]
+        )
 
 
 @dataclass(slots=True)
@@ -84,6 +86,7 @@ class QuotaEngine:
         self.config = config or EngineConfig()
         self._quotas: dict[tuple[str, str], Quota] = {}
         self._nodes: dict[str, ResourceList] = {}
+        self._node_total: dict[str, tuple[int, int]] = {}  # resource: (sum, nodes having it)
         self._capacity_override: ResourceList | None = None
         self._pods: dict[str, _Member] = {}
         self._pod_problems: dict[str, Problem] = {}
@@ -110,13 +113,26 @@ class QuotaEngine:
             self._tree_dirty = True
 
     def set_node(self, node: Node) -> None:
-        if self._nodes.get(node.name) != node.allocatable:
+        old = self._nodes.get(node.name)
+        if old != node.allocatable:
+            self._add_allocatable(old or {}, -1)
+            self._add_allocatable(node.allocatable, +1)
             self._nodes[node.name] = node.allocatable
             self._capacity_changed(node.allocatable)
 
     def remove_node(self, name: str) -> None:
-        if self._nodes.pop(name, None) is not None:
+        old = self._nodes.pop(name, None)
+        if old is not None:
+            self._add_allocatable(old, -1)
             self._capacity_dirty = True
+
+    def _add_allocatable(self, allocatable: ResourceList, sign: int) -> None:
+        for name, amount in allocatable.items():
+            total, nodes = self._node_total.get(name, (0, 0))
+            if nodes + sign:
+                self._node_total[name] = (total + sign * amount, nodes + sign)
+            else:  # no node has it any more
+                del self._node_total[name]
 
     def set_capacity(self, capacity: ResourceList | None) -> None:
         """Use `capacity` as the cluster's total instead of the nodes' allocatable sum."""
@@ -142,7 +158,9 @@ class QuotaEngine:
         if old is None:
             self._account(member, +1)
         elif (old.group, old.pod.scheduled, old.pod.preemptible) != (
-            member.group, pod.scheduled, pod.preemptible
+            member.group,
+            pod.scheduled,
+            pod.preemptible,
         ) or not np.array_equal(old.request, member.request):
             self._account(old, -1)
             self._account(member, +1)
@@ -201,11 +219,7 @@ class QuotaEngine:
         """The cluster's total: the override, or the sum of every node's allocatable."""
         if self._capacity_override is not None:
             return dict(self._capacity_override)
-        total: dict[str, int] = {}
-        for allocatable in self._nodes.values():
-            for name, amount in allocatable.items():
-                total[name] = total.get(name, 0) + amount
-        return total
+        return {name: total for name, (total, _) in self._node_total.items()}
 
     def status(self, name: str) -> GroupStatus:
         return self._published[name]
@@ -227,16 +241,19 @@ class QuotaEngine:
         arrays = self._arrays
         assert arrays is not None and not self._tree_dirty
         used = arrays.total[:, self._block(_USED)]
-        over = ((used > arrays.runtime) & arrays.has_runtime).any(axis=1)
+        over = np.any((used > arrays.runtime) & arrays.has_runtime, axis=1)
         over[[ROOT, SYSTEM]] = False
         plans: dict[str, list[str]] = {}
         for group in np.flatnonzero(over).tolist():
             candidates = sorted(
                 (m for m in self._members[group] if m.pod.scheduled and m.pod.preemptible),
-                key=lambda m: classification.importance(m.pod), reverse=True,
+                key=lambda m: classification.importance(m.pod),
+                reverse=True,
             )
             chosen = reclaim.plan(
-                used=used[group], runtime=arrays.runtime[group], limited=arrays.has_runtime[group],
+                used=used[group],
+                runtime=arrays.runtime[group],
+                limited=arrays.has_runtime[group],
                 candidates=[np.array(m.request, dtype=np.int64) for m in candidates],
             )
             plans[self._tree.groups[group].name] = [candidates[i].pod.key for i in chosen]
@@ -332,21 +349,6 @@ class QuotaEngine:
         width = len(self._resources)
         return slice(block * width, (block + 1) * width)
 
-    def _children(self, parents: Index) -> tuple[Index, Index, Index]:
-        """The split children of `parents` (sorted): rows, segment starts, parents having any."""
-        spans = [(p, self._tree.children[p]) for p in parents.tolist() if p in self._tree.children]
-        if not spans:
-            empty = np.zeros(0, dtype=np.intp)
-            return empty, empty, empty
-        if len(spans) == 1:
-            parent, (start, stop) = spans[0]
-            return np.arange(start, stop), np.zeros(1, dtype=np.intp), np.array([parent])
-        sizes = np.array([stop - start for _, (start, stop) in spans])
-        starts = np.cumsum(sizes) - sizes
-        firsts = np.array([start for _, (start, _stop) in spans])
-        rows = np.repeat(firsts - starts, sizes) + np.arange(int(sizes.sum()))
-        return rows, starts, np.array([p for p, _ in spans])
-
     def _refresh_requests(self, dirty: set[int]) -> set[int]:
         """Request, used and non-preemptible sums, bottom-up from `dirty` groups (2.2, 3.3).
 
@@ -365,7 +367,7 @@ class QuotaEngine:
             if not len(groups):
                 continue
             total = arrays.own[groups]
-            rows, starts, owners = self._children(groups)
+            rows, starts, owners = tree.children_of(groups)
             if len(rows):
                 total[np.searchsorted(groups, owners)] += np.add.reduceat(
                     arrays.passed_up[rows], starts, axis=0
@@ -373,17 +375,24 @@ class QuotaEngine:
             if depth == 0:  # the root also counts the system and default groups' pods
                 total += arrays.passed_up[SYSTEM] + arrays.passed_up[DEFAULT]
             request = total[:, request_block]
-            request = np.where(arrays.floor[groups], np.maximum(request, arrays.min[groups]), request)
+            request = np.where(
+                arrays.floor[groups], np.maximum(request, arrays.min[groups]), request
+            )
             passed = total.copy()
             passed[:, request_block] = np.where(
                 arrays.ceiling[groups], np.minimum(request, arrays.max[groups]), request
             )
             moved = (passed != arrays.passed_up[groups]).any(axis=1)
-            changed[groups] |= moved | (request != arrays.request[groups]).any(axis=1) | (
-                total != arrays.total[groups]
-            ).any(axis=1)
+            changed[groups] |= (
+                moved
+                | (request != arrays.request[groups]).any(axis=1)
+                | (total != arrays.total[groups]).any(axis=1)
+            )
             arrays.total[groups], arrays.request[groups], arrays.passed_up[groups] = (
-                total, request, passed)
+                total,
+                request,
+                passed,
+            )
             parents = tree.parent_index[groups[moved]]
             pending[parents[parents >= 0]] = True
             changed[parents[parents >= 0]] = True
@@ -401,7 +410,8 @@ class QuotaEngine:
         used = self._block(_USED)
         changed: set[int] = set()
         rerun = np.zeros(tree.size, dtype=bool)
-        rerun[[tree.parent_index[g] for g in touched if tree.parent_index[g] >= 0]] = True
+        parents = tree.parent_index[np.fromiter(touched, dtype=np.intp, count=len(touched))]
+        rerun[parents[parents >= 0]] = True
         if total_changed or touched & {SYSTEM, DEFAULT}:
             capacity = amounts(self.capacity(), self._resources)
             total = np.maximum(
@@ -414,14 +424,18 @@ class QuotaEngine:
         for depth in range(len(tree.levels)):
             low, high = tree.span(depth)
             parents = np.flatnonzero(rerun[low:high]) + low
-            rows, starts, owners = self._children(parents)
+            rows, starts, owners = tree.children_of(parents)
             if not len(rows):
                 continue
             runs = Runs.of(starts, len(rows), len(self._resources))
             scalable = arrays.has_runtime[owners] & self.config.min_scaling
-            parent_total = runs.flat(np.where(arrays.has_runtime[owners], arrays.runtime[owners], 0))
+            parent_total = runs.flat(
+                np.where(arrays.has_runtime[owners], arrays.runtime[owners], 0)
+            )
             effective_min = scale_min(
-                total=parent_total, scalable=runs.flat(scalable), min_=runs.flat(arrays.min[rows]),
+                total=parent_total,
+                scalable=runs.flat(scalable),
+                min_=runs.flat(arrays.min[rows]),
                 runs=runs,
             )
             flat_runtime = split(
@@ -439,10 +453,8 @@ class QuotaEngine:
                 effective_min != arrays.effective_min[rows]
             ).any(axis=1)
             arrays.runtime[rows], arrays.effective_min[rows] = runtime, effective_min
-            for group in rows[moved].tolist():
-                changed.add(group)
-                if group in tree.children:
-                    rerun[group] = True
+            changed.update(rows[moved].tolist())
+            rerun[rows[moved]] = True  # their own children's split reruns, if they have any
         return changed
 
     # ---------------------------------------------------------------- labels and publishing
@@ -458,12 +470,14 @@ class QuotaEngine:
                 (m for m in members if m.pod.scheduled),
                 key=lambda m: classification.importance(m.pod),
             )
+            labels: dict[str, str | None]
             if group == SYSTEM:  # outside quota: no label
                 labels = {m.pod.key: None for m in scheduled}
             else:
                 fits = classification.fits_in_min(
                     np.array([m.request for m in scheduled], dtype=np.int64).reshape(
-                        len(scheduled), len(self._resources)),
+                        len(scheduled), len(self._resources)
+                    ),
                     arrays.effective_min[group],
                 )
                 labels = {
@@ -500,7 +514,9 @@ class QuotaEngine:
         def values(row: Amounts, keys: Mask) -> dict[str, int]:
             return {
                 name: int(amount)
-                for name, amount, key in zip(self._resources, row.tolist(), keys.tolist(), strict=True)
+                for name, amount, key in zip(
+                    self._resources, row.tolist(), keys.tolist(), strict=True
+                )
                 if key or amount
             }
 
@@ -521,4 +537,3 @@ class QuotaEngine:
             non_preemptible_request=values(total[self._block(_NP_REQUEST)], nonzero_only),
             non_preemptible_used=values(total[self._block(_NP_USED)], nonzero_only),
         )
-

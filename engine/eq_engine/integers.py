@@ -9,6 +9,7 @@ switch to `dtype=object` arrays of Python ints, with which every helper here is 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -42,7 +43,7 @@ def present(resources: Iterable[str] | None, names: Sequence[str]) -> npt.NDArra
     return np.array([name in keyset for name in names], dtype=bool)
 
 
-def largest(values: Amounts) -> float:
+def largest(values: npt.NDArray[Any]) -> float:
     """The largest value as a float (0 for an empty array): for overflow checks."""
     return float(values.max()) if len(values) else 0.0
 

@@ -9,14 +9,14 @@ Kubernetes version or from Koordinator load unchanged. A malformed known field r
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from . import keys
 from .errors import ObjectError, QuantityError
@@ -26,7 +26,15 @@ from .requests import ContainerRequests, pod_request
 RawObject = Mapping[str, Any]
 """A Kubernetes object as decoded from JSON or YAML."""
 
-_Quantities = Annotated[dict[str, int | float | str], AfterValidator(resource_list)]
+
+def _quantities(value: object) -> dict[str, int]:
+    if not isinstance(value, Mapping):
+        raise ValueError("expected a map of resource names to quantities")
+    return resource_list(value)
+
+
+_Quantities = Annotated[dict[str, int], BeforeValidator(_quantities)]
+"""A ResourceList, read into canonical units as it is validated."""
 
 
 class _Model(BaseModel):
@@ -240,8 +248,9 @@ def parse_pod(raw: RawObject) -> Pod:
     return Pod(
         key=f"{namespace}/{metadata.name}",
         namespace=namespace,
-        quota_labels=_labels(metadata.labels.get(keys.POD_QUOTA),
-                             metadata.labels.get(keys.POD_QUOTA_SEED)),
+        quota_labels=_labels(
+            metadata.labels.get(keys.POD_QUOTA), metadata.labels.get(keys.POD_QUOTA_SEED)
+        ),
         preemptible=metadata.labels.get(keys.PREEMPTIBLE) != "false",
         priority=spec.priority,
         start_time=_timestamp(parsed.status.start_time),

@@ -50,8 +50,10 @@ def parse_quantity(text: str) -> Fraction:
     if match["binary"]:
         value *= 1024 ** _BINARY[match["binary"]]
     else:
-        exponent = _DECIMAL[match["decimal"] or ""] if match["exponent"] is None else int(
-            match["exponent"]
+        exponent = (
+            _DECIMAL[match["decimal"] or ""]
+            if match["exponent"] is None
+            else int(match["exponent"])
         )
         if abs(exponent) > _MAX_EXPONENT:
             raise QuantityError(text, f"exponent {exponent} is out of range")

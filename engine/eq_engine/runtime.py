@@ -15,6 +15,7 @@ The seed's example, one parent with total 100 (request, min, weight):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +24,7 @@ from .integers import Amounts, fits_int64, floor_divide_product, largest
 
 Mask = npt.NDArray[np.bool_]
 Index = npt.NDArray[np.intp]
+_Item = TypeVar("_Item", bound=np.generic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,8 @@ class Runs:
     """First flat index of each run."""
     run_of: Index
     """The run of each flat element."""
+    longest: int
+    """The size of the largest run: bounds every sum over a run."""
 
     @classmethod
     def of(cls, starts: Index, rows: int, columns: int) -> Runs:
@@ -50,15 +54,16 @@ class Runs:
         return cls(
             rows=rows,
             columns=columns,
+            longest=int(sizes.max()) if len(sizes) else 0,
             starts=(column * rows + starts[None, :]).ravel(),
             run_of=(column * len(starts) + segment[None, :]).ravel(),
         )
 
-    def flat(self, matrix: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+    def flat(self, matrix: npt.NDArray[_Item]) -> npt.NDArray[_Item]:
         """A (children or parents, resources) matrix as one resource-major vector."""
         return matrix.T.ravel()
 
-    def per_child(self, values: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+    def per_child(self, values: npt.NDArray[_Item]) -> npt.NDArray[_Item]:
         """A per-child vector repeated for every resource."""
         return values[np.newaxis, :].repeat(self.columns, axis=0).ravel()
 
@@ -66,7 +71,7 @@ class Runs:
         """The inverse of `flat` for children: back to (children, resources)."""
         return flat.reshape(self.columns, self.rows).T
 
-    def sums(self, flat: Amounts) -> Amounts:
+    def sums(self, flat: npt.NDArray[_Item]) -> npt.NDArray[_Item]:
         """The sum of each run."""
         return np.add.reduceat(flat, self.starts) if len(flat) else flat[: len(self.starts)]
 
@@ -110,11 +115,8 @@ def split(
     lend:     whether the child lends its unused min
     tie_rank: the order of the children's names, for ties in rounding
     """
-    if not fits_int64(
-        runs.sums(np.maximum(request, min_).astype(np.float64)),
-        runs.sums(weight.astype(np.float64)) * 4,
-        total.astype(np.float64),
-    ):  # sums could overflow int64: the same steps on Python integers
+    if not _sums_fit(runs, total, np.maximum(request, min_), weight * 4):
+        # sums could overflow int64: the same steps on Python integers
         total, request, min_, weight = (a.astype(object) for a in (total, request, min_, weight))
     bound = largest(weight) * largest(total)  # no share's product is larger
     given = np.where(lend, np.minimum(request, min_), min_)
@@ -141,6 +143,13 @@ def split(
         leftover = np.zeros_like(leftover)
         np.add.at(leftover, run, amount - kept)  # ...the excess goes round again
     return given.astype(np.int64) if given.dtype == object else given
+
+
+def _sums_fit(runs: Runs, total: Amounts, *values: Amounts) -> bool:
+    """Whether no sum over a run of `values` (nor `total`) can leave int64."""
+    if largest(total) < 2.0**62 and all(largest(v) * runs.longest < 2.0**62 for v in values):
+        return True  # the cheap bound settles the usual case
+    return fits_int64(total.astype(np.float64), *(runs.sums(v.astype(np.float64)) for v in values))
 
 
 def _largest_remainders(run: Index, remainder: Amounts, short: Amounts, tie_rank: Index) -> Amounts:

@@ -72,9 +72,10 @@ class Tree:
     depth: IndexArray
     """Depth of each group: 0 for the root, 1 for system, default and the top-level groups."""
     levels: tuple[Level, ...]
-    children: Mapping[int, tuple[int, int]]
-    """Parent index to the `start, stop` slice of its children in the split (without the
-    system and default groups, which take no part in it)."""
+    child_start: IndexArray
+    child_stop: IndexArray
+    """Each group's children in the split are `child_start[g]:child_stop[g]` (empty for a
+    leaf); the system and default groups are nobody's children there."""
     namespace_group: Mapping[str, int]
     """Namespace to the group its unlabelled pods belong to (rules 2 to 4 of `group_of`)."""
     config: EngineConfig
@@ -92,6 +93,19 @@ class Tree:
             return SYSTEM, self.levels[0].stop if self.levels else _FIRST_TREE_INDEX
         level = self.levels[depth - 1]
         return level.start, level.stop
+
+    def has_children(self, index: int) -> bool:
+        return bool(self.child_stop[index] > self.child_start[index])
+
+    def children_of(self, parents: IndexArray) -> tuple[IndexArray, IndexArray, IndexArray]:
+        """The children of `parents` (sorted) as one array, where each parent's run starts,
+        and the parents that have any: ready for `np.add.reduceat`."""
+        first, stop = self.child_start[parents], self.child_stop[parents]
+        having = stop > first
+        sizes = (stop - first)[having]
+        starts = np.cumsum(sizes) - sizes
+        rows = np.repeat(first[having] - starts, sizes) + np.arange(int(sizes.sum()))
+        return rows, starts, parents[having]
 
     def ancestors(self, index: int) -> Iterable[int]:
         """`index`'s parent, grandparent, ..., the root."""
@@ -122,7 +136,9 @@ class Tree:
             found = self.index.get(name)
             if found is None:
                 return DEFAULT, _pod_problem(
-                    pod, keys.POD_QUOTA, f"names no ElasticQuota ({name!r}); the default group is used"
+                    pod,
+                    keys.POD_QUOTA,
+                    f"names no ElasticQuota ({name!r}); the default group is used",
                 )
             if found == ROOT or self.groups[found].is_parent:
                 problem = _pod_problem(
@@ -152,9 +168,16 @@ def build_tree(quotas: Iterable[Quota], config: EngineConfig) -> Tree:
     unique: dict[str, Quota] = {}
     for quota in sorted(quotas, key=lambda q: (q.name, q.namespace)):
         if quota.name in unique:
-            problems.append(_quota_problem(quota, "metadata.name", (
-                f"another ElasticQuota has this name ({unique[quota.name].ref}); names are "
-                "unique cluster-wide, this one is ignored")))
+            problems.append(
+                _quota_problem(
+                    quota,
+                    "metadata.name",
+                    (
+                        f"another ElasticQuota has this name ({unique[quota.name].ref}); names are "
+                        "unique cluster-wide, this one is ignored"
+                    ),
+                )
+            )
         else:
             unique[quota.name] = quota
 
@@ -180,27 +203,35 @@ def build_tree(quotas: Iterable[Quota], config: EngineConfig) -> Tree:
     parent_index[[SYSTEM, DEFAULT]] = ROOT
     depth_index = np.ones(len(groups), dtype=np.intp)
     depth_index[ROOT] = 0
-    children: dict[int, tuple[int, int]] = {}
+    child_start = np.zeros(len(groups), dtype=np.intp)
+    child_stop = np.zeros(len(groups), dtype=np.intp)
     for level in levels:
         bounds = [*level.segment_starts.tolist(), level.stop - level.start]
         for parent, begin, end in zip(level.parents.tolist(), bounds, bounds[1:], strict=False):
             parent_index[level.start + begin : level.start + end] = parent
-            children[parent] = (level.start + begin, level.start + end)
+            child_start[parent], child_stop[parent] = level.start + begin, level.start + end
     for level_depth, level in enumerate(levels, 1):
         depth_index[level.start : level.stop] = level_depth
 
     for name, quota in unique.items():
         parent = parents.get(name)
         if parent and parent != config.root_name and not unique[parent].is_parent:
-            problems.append(_quota_problem(quota, f"metadata.labels[{keys.PARENT}]", (
-                f"parent {parent!r} is not a parent group (label {keys.IS_PARENT} is not \"true\")")))
+            problems.append(
+                _quota_problem(
+                    quota,
+                    f"metadata.labels[{keys.PARENT}]",
+                    f"parent {parent!r} is not a parent group "
+                    f'(label {keys.IS_PARENT} is not "true")',
+                )
+            )
     return Tree(
         groups=tuple(groups),
         index=index,
         parent_index=parent_index,
         depth=depth_index,
         levels=tuple(levels),
-        children=children,
+        child_start=child_start,
+        child_stop=child_stop,
         namespace_group=_namespace_groups(groups, index, problems, unique),
         config=config,
         problems=tuple(problems),
@@ -226,15 +257,39 @@ def _builtin_groups(unique: Mapping[str, Quota], config: EngineConfig) -> list[G
     default = unique.get(config.default_name)
     default_min = default.min if default else config.default_min
     default_max = default.max if default and default.max else config.default_max
-    common = {"namespace": config.namespace, "shared_weight": {}}
+    namespace = config.namespace
     return [
-        Group(name=config.root_name, parent=None, is_parent=True, allow_lent=False, min={},
-              max=None, **common),
-        Group(name=config.system_name, parent=config.root_name, is_parent=False, allow_lent=True,
-              min={}, max=None, **common),
-        Group(name=config.default_name, parent=config.root_name, is_parent=False,
-              allow_lent=True, min=default_min, max=default_max,
-              namespaces=default.namespaces if default else (), **common),
+        Group(
+            name=config.root_name,
+            namespace=namespace,
+            parent=None,
+            is_parent=True,
+            allow_lent=False,
+            min={},
+            max=None,
+            shared_weight={},
+        ),
+        Group(
+            name=config.system_name,
+            namespace=namespace,
+            parent=config.root_name,
+            is_parent=False,
+            allow_lent=True,
+            min={},
+            max=None,
+            shared_weight={},
+        ),
+        Group(
+            name=config.default_name,
+            namespace=namespace,
+            parent=config.root_name,
+            is_parent=False,
+            allow_lent=True,
+            min=default_min,
+            max=default_max,
+            shared_weight={},
+            namespaces=default.namespaces if default else (),
+        ),
     ]
 
 
@@ -250,16 +305,27 @@ def _resolve_parents(
         field = f"metadata.labels[{keys.PARENT}]"
         label, seed_label = quota.parent_labels
         if label and seed_label and label != seed_label:
-            problems.append(_quota_problem(quota, field, (
-                f"disagrees with {keys.PARENT_SEED} ({seed_label!r}); {label!r} is used")))
+            problems.append(
+                _quota_problem(
+                    quota,
+                    field,
+                    (f"disagrees with {keys.PARENT_SEED} ({seed_label!r}); {label!r} is used"),
+                )
+            )
         parent = quota.parent
         if parent in ("", "root", root):
             parents[name] = root
         elif parent in config.builtin_names or parent not in unique:
-            what = "is a built-in group that cannot have children" if parent in unique or (
-                parent in config.builtin_names) else "does not exist"
-            problems.append(_quota_problem(
-                quota, field, f"parent {parent!r} {what}; the group is placed under the root"))
+            what = (
+                "is a built-in group that cannot have children"
+                if parent in unique or (parent in config.builtin_names)
+                else "does not exist"
+            )
+            problems.append(
+                _quota_problem(
+                    quota, field, f"parent {parent!r} {what}; the group is placed under the root"
+                )
+            )
             parents[name] = root
         else:
             parents[name] = parent
@@ -280,11 +346,16 @@ def _break_cycles(
             path.append(node)
             node = parents[node]
         if node != root and state[node] == 1:
-            cycle = path[path.index(node):]
+            cycle = path[path.index(node) :]
             breaker = min(cycle)
             loop = " -> ".join([*cycle, cycle[0]])
-            problems.append(_quota_problem(unique[breaker], f"metadata.labels[{keys.PARENT}]", (
-                f"parent cycle {loop}; {breaker!r} is placed under the root")))
+            problems.append(
+                _quota_problem(
+                    unique[breaker],
+                    f"metadata.labels[{keys.PARENT}]",
+                    (f"parent cycle {loop}; {breaker!r} is placed under the root"),
+                )
+            )
             parents[breaker] = root
         for member in path:
             state[member] = 2
@@ -310,7 +381,9 @@ def _depths(parents: Mapping[str, str], root: str) -> dict[str, int]:
 
 
 def _namespace_groups(
-    groups: list[Group], index: Mapping[str, int], problems: list[Problem],
+    groups: list[Group],
+    index: Mapping[str, int],
+    problems: list[Problem],
     unique: Mapping[str, Quota],
 ) -> dict[str, int]:
     """Namespace to group for pods without a label: named-like, then annotated, then only one."""
@@ -318,14 +391,18 @@ def _namespace_groups(
     for group in groups[_FIRST_TREE_INDEX:]:
         by_namespace[group.namespace].append(group)
     annotated: dict[str, int] = {}
-    for group in groups[_FIRST_TREE_INDEX - 1:]:  # the default group may list namespaces too
+    for group in groups[_FIRST_TREE_INDEX - 1 :]:  # the default group may list namespaces too
         for namespace in group.namespaces:
             owner = annotated.setdefault(namespace, index[group.name])
             if owner != index[group.name] and group.name in unique:
-                problems.append(_quota_problem(
-                    unique[group.name], f"metadata.annotations[{keys.NAMESPACES}]",
-                    f"namespace {namespace!r} is already bound to {groups[owner].name!r}; "
-                    "a namespace belongs to at most one group"))
+                problems.append(
+                    _quota_problem(
+                        unique[group.name],
+                        f"metadata.annotations[{keys.NAMESPACES}]",
+                        f"namespace {namespace!r} is already bound to {groups[owner].name!r}; "
+                        "a namespace belongs to at most one group",
+                    )
+                )
     result = dict(annotated)
     for namespace, members in by_namespace.items():
         named = index.get(namespace)

@@ -14,12 +14,16 @@ from tests.manifests import node, pod, quota
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = [str(REPO / "examples" / f) for f in ("quotas.yaml", "nodes.yaml", "workloads.yaml")]
+EXAMPLE_ARGS = [arg for path in EXAMPLES for arg in ("-f", path)]
 
 
 def simulate(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "eq_cli.main", "simulate", *args],
-        input=stdin, capture_output=True, text=True, timeout=60,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env={"PYTHONPATH": f"{REPO / 'engine'}:{REPO / 'cli'}", "PATH": "/usr/bin:/bin"},
     )
 
@@ -35,10 +39,13 @@ SEED = [
     quota("b", min={"cpu": "15m"}, max={"cpu": "1"}, weight={"cpu": "60m"}),
     quota("c", min={"cpu": "20m"}, max={"cpu": "1"}, weight={"cpu": "50m"}),
     quota("d", min={"cpu": "15m"}, max={"cpu": "1"}, weight={"cpu": "80m"}),
-    pod("a-0", quota="a", cpu="5m"), pod("b-0", quota="b", cpu="20m"),
-    pod("c-0", quota="c", cpu="40m"), pod("d-0", quota="d", cpu="70m", priority=1),
+    pod("a-0", quota="a", cpu="5m"),
+    pod("b-0", quota="b", cpu="20m"),
+    pod("c-0", quota="c", cpu="40m"),
+    pod("d-0", quota="d", cpu="70m", priority=1),
     pod("d-1", quota="d", cpu="10m", node=None),
-    node("n1", cpu="60m"), node("n2", cpu="40m"),
+    node("n1", cpu="60m"),
+    node("n2", cpu="40m"),
 ]
 
 
@@ -48,8 +55,17 @@ def test_json_output_has_the_documented_shape_and_the_seeds_numbers(tmp_path):
     report = json.loads(result.stdout)
     assert set(report) == {"capacity", "groups", "pods", "reclaim", "problems"}
     assert report["capacity"] == {"cpu": "100m"}
-    assert set(report["groups"]["a"]) == {"namespace", "parent", "isParent", "min", "max",
-                                          "sharedWeight", "request", "runtime", "used"}
+    assert set(report["groups"]["a"]) == {
+        "namespace",
+        "parent",
+        "isParent",
+        "min",
+        "max",
+        "sharedWeight",
+        "request",
+        "runtime",
+        "used",
+    }
     runtime = {name: report["groups"][name]["runtime"]["cpu"] for name in "abcd"}
     # d's pending pod raises its request to 80m, still above what the split can give it
     assert runtime == {"a": "5m", "b": "20m", "c": "35m", "d": "40m"}
@@ -72,10 +88,14 @@ def test_the_seed_example_through_files(tmp_path):
 
 
 def test_reads_json_lists_from_standard_input_and_pod_lists_without_item_kinds():
-    pods = {"kind": "PodList", "items": [{k: v for k, v in pod("p", cpu="1").items()
-                                         if k != "kind"}]}
-    document = {"kind": "List", "items": [quota("apps", namespace="apps", max={"cpu": 2}),
-                                          node("n", cpu="4"), pods]}
+    pods = {
+        "kind": "PodList",
+        "items": [{k: v for k, v in pod("p", cpu="1").items() if k != "kind"}],
+    }
+    document = {
+        "kind": "List",
+        "items": [quota("apps", namespace="apps", max={"cpu": 2}), node("n", cpu="4"), pods],
+    }
     result = simulate("-f", "-", "-o", "json", stdin=json.dumps(document))
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
@@ -84,17 +104,30 @@ def test_reads_json_lists_from_standard_input_and_pod_lists_without_item_kinds()
 
 
 def test_capacity_flag_replaces_the_nodes_total(tmp_path):
-    path = write(tmp_path, "c.yaml", quota("t", max={"cpu": 100}), pod("p", quota="t", cpu="50"),
-                 node("n", cpu="8"))
-    report = json.loads(simulate("-f", path, "--capacity", "cpu=20,memory=1Gi", "-o", "json").stdout)
+    path = write(
+        tmp_path,
+        "c.yaml",
+        quota("t", max={"cpu": 100}),
+        pod("p", quota="t", cpu="50"),
+        node("n", cpu="8"),
+    )
+    report = json.loads(
+        simulate("-f", path, "--capacity", "cpu=20,memory=1Gi", "-o", "json").stdout
+    )
     assert report["capacity"] == {"cpu": "20", "memory": "1Gi"}
     assert report["groups"]["t"]["runtime"] == {"cpu": "20"}
 
 
 def test_min_scaling_can_be_switched_off(tmp_path):
-    path = write(tmp_path, "m.yaml", quota("a", min={"cpu": 8}, max={"cpu": 8}),
-                 quota("b", min={"cpu": 8}, max={"cpu": 8}), node("n", cpu="8"),
-                 pod("pa", quota="a", cpu="8", node=None), pod("pb", quota="b", cpu="8", node=None))
+    path = write(
+        tmp_path,
+        "m.yaml",
+        quota("a", min={"cpu": 8}, max={"cpu": 8}),
+        quota("b", min={"cpu": 8}, max={"cpu": 8}),
+        node("n", cpu="8"),
+        pod("pa", quota="a", cpu="8", node=None),
+        pod("pb", quota="b", cpu="8", node=None),
+    )
     scaled = json.loads(simulate("-f", path, "-o", "json").stdout)["groups"]
     kept = json.loads(simulate("-f", path, "--no-min-scaling", "-o", "json").stdout)["groups"]
     assert scaled["a"]["runtime"] == scaled["b"]["runtime"] == {"cpu": "4"}
@@ -102,9 +135,9 @@ def test_min_scaling_can_be_switched_off(tmp_path):
 
 
 def test_examples_simulate_in_every_format():
-    report = json.loads(simulate(*sum((["-f", f] for f in EXAMPLES), []), "-o", "json").stdout)
-    tree = simulate(*sum((["-f", f] for f in EXAMPLES), []), "-o", "tree")
-    table = simulate(*sum((["-f", f] for f in EXAMPLES), []))
+    report = json.loads(simulate(*EXAMPLE_ARGS, "-o", "json").stdout)
+    tree = simulate(*EXAMPLE_ARGS, "-o", "tree")
+    table = simulate(*EXAMPLE_ARGS)
     assert tree.returncode == table.returncode == 0
     for name in report["groups"]:
         assert name in tree.stdout and name in table.stdout
@@ -118,10 +151,14 @@ def test_examples_simulate_in_every_format():
 
 
 def test_other_kinds_are_ignored_with_a_note(tmp_path):
-    path = write(tmp_path, "mixed.yaml", quota("t", max={"cpu": 1}),
-                 {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}},
-                 {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}},
-                 {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s2"}})
+    path = write(
+        tmp_path,
+        "mixed.yaml",
+        quota("t", max={"cpu": 1}),
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s2"}},
+    )
     result = simulate("-f", path, "-o", "json")
     assert result.returncode == 0
     assert "ignored 1 object(s) of kind Deployment" in result.stderr
@@ -139,10 +176,14 @@ def test_problems_are_reported_not_fatal(tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (yaml.safe_dump(quota("ml", namespace="team-a", min={"cpu": "lots"})),
-         "ElasticQuota team-a/ml: spec.min: 'lots': not a Kubernetes quantity (resource cpu)"),
-        (yaml.safe_dump(pod("web-0", namespace="shop", memory="1 Gi")),
-         "Pod shop/web-0: spec.containers[0].resources.requests: '1 Gi'"),
+        (
+            yaml.safe_dump(quota("ml", namespace="team-a", min={"cpu": "lots"})),
+            "ElasticQuota team-a/ml: spec.min: 'lots': not a Kubernetes quantity (resource cpu)",
+        ),
+        (
+            yaml.safe_dump(pod("web-0", namespace="shop", memory="1 Gi")),
+            "Pod shop/web-0: spec.containers[0].resources.requests: '1 Gi'",
+        ),
         ("kind: [unclosed", "invalid YAML"),
         ('{"kind": "List", "items": [', "invalid JSON at line 1"),
         ("- just\n- a list\n", "expected a Kubernetes object, found str"),

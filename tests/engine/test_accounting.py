@@ -10,18 +10,23 @@ DEFAULT = EngineConfig().default_name
 
 
 def test_pending_pods_count_in_request_and_only_scheduled_ones_in_used():
-    engine = run(quota("t", max={"cpu": 10}),
-                 pod("running", quota="t", cpu="2"), pod("pending", quota="t", node=None, cpu="3"),
-                 capacity={"cpu": 10})
+    engine = run(
+        quota("t", max={"cpu": 10}),
+        pod("running", quota="t", cpu="2"),
+        pod("pending", quota="t", node=None, cpu="3"),
+        capacity={"cpu": 10},
+    )
     status = engine.status("t")
     assert (status.request, status.used) == ({"cpu": 5000}, {"cpu": 2000})
 
 
 def test_finished_pods_count_nowhere():
-    engine = run(quota("t", max={"cpu": 10}),
-                 pod("done", quota="t", phase="Succeeded", cpu="2"),
-                 pod("failed", quota="t", phase="Failed", cpu="2"),
-                 capacity={"cpu": 10})
+    engine = run(
+        quota("t", max={"cpu": 10}),
+        pod("done", quota="t", phase="Succeeded", cpu="2"),
+        pod("failed", quota="t", phase="Failed", cpu="2"),
+        capacity={"cpu": 10},
+    )
     assert engine.status("t").request == {"cpu": 0}
     assert [p.key for p, _, _ in engine.pods()] == []
 
@@ -34,9 +39,11 @@ def test_terminating_pods_still_count():
 
 
 def test_requests_are_masked_to_the_groups_max_keys():
-    engine = run(quota("t", max={"cpu": 10}),
-                 pod("p", quota="t", cpu="1", memory="1Gi", nvidia_com_gpu="1"),
-                 capacity={"cpu": 10})
+    engine = run(
+        quota("t", max={"cpu": 10}),
+        pod("p", quota="t", cpu="1", memory="1Gi", nvidia_com_gpu="1"),
+        capacity={"cpu": 10},
+    )
     assert engine.status("t").request == {"cpu": 1000}
 
 
@@ -46,7 +53,8 @@ def test_own_request_is_not_clipped_but_what_goes_up_is():
         quota("dept", is_parent=True, max={"cpu": 300}),
         quota("small", parent="dept", max={"cpu": 100}),
         quota("big", parent="dept", max={"cpu": 500}),
-        pod("a", quota="small", cpu="250"), pod("b", quota="big", cpu="300"),
+        pod("a", quota="small", cpu="250"),
+        pod("b", quota="big", cpu="300"),
         capacity={"cpu": 1000},
     )
     assert engine.status("small").request == {"cpu": 250_000}
@@ -55,29 +63,36 @@ def test_own_request_is_not_clipped_but_what_goes_up_is():
 
 
 def test_used_goes_up_unclipped():
-    engine = run(quota("dept", is_parent=True, max={"cpu": 1}),
-                 quota("t", parent="dept", max={"cpu": 1}),
-                 pod("p", quota="t", cpu="3"), capacity={"cpu": 10})
+    engine = run(
+        quota("dept", is_parent=True, max={"cpu": 1}),
+        quota("t", parent="dept", max={"cpu": 1}),
+        pod("p", quota="t", cpu="3"),
+        capacity={"cpu": 10},
+    )
     assert engine.status("dept").used == {"cpu": 3000}
     assert engine.status(ROOT).used == {"cpu": 3000}
 
 
 def test_non_lending_group_requests_at_least_its_min_even_when_idle():
-    engine = run(quota("dept", is_parent=True, max={"cpu": 100, "memory": "1Gi"}),
-                 quota("web", parent="dept", lend=False, min={"cpu": 20},
-                       max={"cpu": 100, "memory": "1Gi"}),
-                 capacity={"cpu": 100})
+    engine = run(
+        quota("dept", is_parent=True, max={"cpu": 100, "memory": "1Gi"}),
+        quota("web", parent="dept", lend=False, min={"cpu": 20}, max={"cpu": 100, "memory": "1Gi"}),
+        capacity={"cpu": 100},
+    )
     # raised on the resources of its min only
     assert engine.status("web").request == {"cpu": 20_000, "memory": 0}
     assert engine.status("dept").request == {"cpu": 20_000, "memory": 0}
 
 
 def test_non_preemptible_request_and_used_are_plain_sums_up_the_tree():
-    engine = run(quota("dept", is_parent=True, max={"cpu": 2}),
-                 quota("t", parent="dept", min={"cpu": 5}, max={"cpu": 2}),
-                 pod("db", quota="t", preemptible=False, cpu="3"),
-                 pod("queued", quota="t", preemptible=False, node=None, cpu="1"),
-                 pod("batch", quota="t", cpu="1"), capacity={"cpu": 10})
+    engine = run(
+        quota("dept", is_parent=True, max={"cpu": 2}),
+        quota("t", parent="dept", min={"cpu": 5}, max={"cpu": 2}),
+        pod("db", quota="t", preemptible=False, cpu="3"),
+        pod("queued", quota="t", preemptible=False, node=None, cpu="1"),
+        pod("batch", quota="t", cpu="1"),
+        capacity={"cpu": 10},
+    )
     for name in ("t", "dept"):
         status = engine.status(name)
         assert status.non_preemptible_request == {"cpu": 4000}
@@ -102,7 +117,12 @@ def test_root_request_adds_system_and_default_requests_and_their_use_leaves_the_
 
 def test_capacity_is_the_sum_of_node_allocatable():
     from tests.manifests import node
-    engine = run(quota("t", max={"cpu": 100}), node("a", cpu="4", memory="8Gi"),
-                 node("b", cpu="4", pods="110"), pod("p", quota="t", cpu="20"))
+
+    engine = run(
+        quota("t", max={"cpu": 100}),
+        node("a", cpu="4", memory="8Gi"),
+        node("b", cpu="4", pods="110"),
+        pod("p", quota="t", cpu="20"),
+    )
     assert engine.capacity() == {"cpu": 8000, "memory": 8 * 2**30, "pods": 110}
     assert engine.status("t").runtime == {"cpu": 8000}

@@ -21,8 +21,12 @@ def test_pods_are_in_quota_while_their_running_sum_fits_the_min():
         capacity={"cpu": 10},
     )
     # order: important (prio 100), early, late; 1 + 2 fits 4, + 2 does not
-    assert labels(engine) == {"important": "in-quota", "early": "in-quota",
-                              "late": "over-quota", "waiting": None}
+    assert labels(engine) == {
+        "important": "in-quota",
+        "early": "in-quota",
+        "late": "over-quota",
+        "waiting": None,
+    }
 
 
 def test_non_preemptible_pods_come_first_then_name_breaks_ties():
@@ -37,16 +41,21 @@ def test_non_preemptible_pods_come_first_then_name_breaks_ties():
 
 
 def test_once_a_pod_does_not_fit_every_less_important_one_is_over_quota():
-    engine = run(quota("t", min={"cpu": 3}, max={"cpu": 10}),
-                 pod("big", quota="t", cpu="4", priority=2), pod("tiny", quota="t", cpu="1"),
-                 capacity={"cpu": 10})
+    engine = run(
+        quota("t", min={"cpu": 3}, max={"cpu": 10}),
+        pod("big", quota="t", cpu="4", priority=2),
+        pod("tiny", quota="t", cpu="1"),
+        capacity={"cpu": 10},
+    )
     assert labels(engine) == {"big": "over-quota", "tiny": "over-quota"}
 
 
 def test_labels_use_the_scaled_min():
     engine = run(
-        quota("a", min={"cpu": 4}, max={"cpu": 8}), quota("b", min={"cpu": 4}, max={"cpu": 8}),
-        pod("a1", quota="a", cpu="2", priority=1), pod("a2", quota="a", cpu="2"),
+        quota("a", min={"cpu": 4}, max={"cpu": 8}),
+        quota("b", min={"cpu": 4}, max={"cpu": 8}),
+        pod("a1", quota="a", cpu="2", priority=1),
+        pod("a2", quota="a", cpu="2"),
         capacity={"cpu": 4},
     )
     assert engine.status("a").effective_min == {"cpu": 2000}
@@ -54,8 +63,12 @@ def test_labels_use_the_scaled_min():
 
 
 def test_system_pods_carry_no_label_and_default_pods_have_no_guarantee():
-    engine = run(pod("dns", namespace="kube-system", cpu="1"), pod("stray", namespace="x", cpu="1"),
-                 pod("besteffort", namespace="x"), capacity={"cpu": 10})
+    engine = run(
+        pod("dns", namespace="kube-system", cpu="1"),
+        pod("stray", namespace="x", cpu="1"),
+        pod("besteffort", namespace="x"),
+        capacity={"cpu": 10},
+    )
     assert labels(engine) == {"dns": None, "stray": "over-quota", "besteffort": "in-quota"}
 
 
@@ -63,8 +76,10 @@ def test_reclaim_follows_koordinators_two_passes():
     # runtime cpu 50, memory 0; pods (priority, cpu, memory) = 10/20/0, 9/10/1, 8/20/0, 7/40/0
     pods = [(10, "20", "0"), (9, "10", "1"), (8, "20", "0"), (7, "40", "0")]
     objects = [quota("t", max={"cpu": "50m", "memory": 0})]
-    objects += [pod(f"p{prio}", quota="t", priority=prio, cpu=f"{cpu}m", memory=memory)
-                for prio, cpu, memory in pods]
+    objects += [
+        pod(f"p{prio}", quota="t", priority=prio, cpu=f"{cpu}m", memory=memory)
+        for prio, cpu, memory in pods
+    ]
     engine = run(*objects, capacity={"cpu": 1, "memory": 100})
     # Koordinator's pick (p9 and p7), evicted least important first
     assert engine.reclaim_plan() == {"t": ["apps/p7", "apps/p9"]}
@@ -74,7 +89,8 @@ def test_reclaim_evicts_everything_taken_when_even_that_is_not_enough():
     engine = run(
         quota("t", max={"cpu": 1}),
         pod("locked", quota="t", cpu="3", preemptible=False, priority=1),
-        pod("a", quota="t", cpu="1"), pod("b", quota="t", cpu="1", start="2026-01-02T00:00:00Z"),
+        pod("a", quota="t", cpu="1"),
+        pod("b", quota="t", cpu="1", start="2026-01-02T00:00:00Z"),
         capacity={"cpu": 10},
     )
     # least important first: b (started later), then a; the locked pod is never taken
@@ -82,8 +98,12 @@ def test_reclaim_evicts_everything_taken_when_even_that_is_not_enough():
 
 
 def test_groups_within_runtime_and_system_pods_are_never_reclaimed():
-    engine = run(quota("t", max={"cpu": 10}), pod("p", quota="t", cpu="2"),
-                 pod("dns", namespace="kube-system", cpu="1"), capacity={"cpu": 10})
+    engine = run(
+        quota("t", max={"cpu": 10}),
+        pod("p", quota="t", cpu="2"),
+        pod("dns", namespace="kube-system", cpu="1"),
+        capacity={"cpu": 10},
+    )
     assert engine.reclaim_plan() == {}
 
 
@@ -101,7 +121,10 @@ def test_borrower_returns_what_a_lender_asks_back_taking_only_over_quota_pods():
 
 
 def test_default_group_is_reclaimed_against_its_max():
-    engine = run(quota(DEFAULT, namespace="koordinator-system", max={"cpu": 1}),
-                 pod("x", namespace="n", cpu="1", priority=5), pod("y", namespace="n", cpu="1"),
-                 capacity={"cpu": 10})
+    engine = run(
+        quota(DEFAULT, namespace="koordinator-system", max={"cpu": 1}),
+        pod("x", namespace="n", cpu="1", priority=5),
+        pod("y", namespace="n", cpu="1"),
+        capacity={"cpu": 10},
+    )
     assert engine.reclaim_plan() == {DEFAULT: ["n/y"]}

@@ -16,20 +16,41 @@ def test_unknown_fields_are_ignored():
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        (quota("ml", namespace="team-a", min={"cpu": "lots"}),
-         "ElasticQuota team-a/ml: spec.min: 'lots': not a Kubernetes quantity (resource cpu)"),
-        (quota("ml", namespace="team-a", max={"memory": "1 Gi"}),
-         "ElasticQuota team-a/ml: spec.max: '1 Gi': not a Kubernetes quantity (resource memory)"),
-        (quota("ml", namespace="team-a", weight="{not json"),
-         f"ElasticQuota team-a/ml: metadata.annotations[{P}shared-weight]: not valid JSON"),
-        (quota("ml", namespace="team-a", weight='["cpu"]'),
-         f"metadata.annotations[{P}shared-weight]: expected a JSON resource list"),
-        (quota("ml", namespace="team-a", weight={"cpu": "x"}),
-         f"metadata.annotations[{P}shared-weight]: 'x': not a Kubernetes quantity"),
-        ({**quota("ml"), "metadata": {"name": "ml", "namespace": "n",
-                                      "annotations": {P + "namespaces": '"ns-a"'}}},
-         f"metadata.annotations[{P}namespaces]: expected a JSON list of namespace names"),
-        ({"kind": "ElasticQuota", "metadata": {"namespace": "x"}}, "ElasticQuota x/: metadata.name"),
+        (
+            quota("ml", namespace="team-a", min={"cpu": "lots"}),
+            "ElasticQuota team-a/ml: spec.min: 'lots': not a Kubernetes quantity (resource cpu)",
+        ),
+        (
+            quota("ml", namespace="team-a", max={"memory": "1 Gi"}),
+            "ElasticQuota team-a/ml: spec.max: '1 Gi': not a Kubernetes quantity (resource memory)",
+        ),
+        (
+            quota("ml", namespace="team-a", weight="{not json"),
+            f"ElasticQuota team-a/ml: metadata.annotations[{P}shared-weight]: not valid JSON",
+        ),
+        (
+            quota("ml", namespace="team-a", weight='["cpu"]'),
+            f"metadata.annotations[{P}shared-weight]: expected a JSON resource list",
+        ),
+        (
+            quota("ml", namespace="team-a", weight={"cpu": "x"}),
+            f"metadata.annotations[{P}shared-weight]: 'x': not a Kubernetes quantity",
+        ),
+        (
+            {
+                **quota("ml"),
+                "metadata": {
+                    "name": "ml",
+                    "namespace": "n",
+                    "annotations": {P + "namespaces": '"ns-a"'},
+                },
+            },
+            f"metadata.annotations[{P}namespaces]: expected a JSON list of namespace names",
+        ),
+        (
+            {"kind": "ElasticQuota", "metadata": {"namespace": "x"}},
+            "ElasticQuota x/: metadata.name",
+        ),
         ({**quota("ml"), "spec": {"min": ["cpu"]}}, "ElasticQuota quotas/ml: spec.min"),
     ],
 )
@@ -44,7 +65,8 @@ def test_malformed_pod_request_names_the_container_path():
     with pytest.raises(ObjectError) as error:
         parse_pod(raw)
     assert str(error.value).startswith(
-        "Pod shop/web-0: spec.containers[0].resources.requests: 'two'")
+        "Pod shop/web-0: spec.containers[0].resources.requests: 'two'"
+    )
 
 
 def test_malformed_priority_and_node_allocatable_are_errors():
@@ -73,7 +95,8 @@ def request(**kwargs):
 def test_pod_request_sums_containers_and_defaults_requests_to_limits():
     raw = pod("p", cpu="1")
     raw["spec"]["containers"].append(
-        {"name": "side", "resources": {"requests": {"cpu": "500m"}, "limits": {"memory": "1Gi"}}})
+        {"name": "side", "resources": {"requests": {"cpu": "500m"}, "limits": {"memory": "1Gi"}}}
+    )
     assert parse_pod(raw).request == {"cpu": 1500, "memory": 2**30}
 
 
@@ -93,7 +116,9 @@ def test_sidecars_run_beside_containers_and_later_init_containers():
 
 def test_pod_overhead_is_added():
     assert request(cpu="1", overhead={"cpu": "250m", "memory": "120Mi"}) == {
-        "cpu": 1250, "memory": 120 * 2**20}
+        "cpu": 1250,
+        "memory": 120 * 2**20,
+    }
 
 
 def test_pod_phases():

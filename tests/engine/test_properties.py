@@ -28,15 +28,28 @@ def clusters(draw: st.DrawFn, *, positive_weights: bool = False, valid: bool = T
         is_parent = draw(st.booleans())
         name = f"g{i}"
         maximum = {k: draw(amount) for k in keys}
-        minimum = {k: draw(st.integers(0, maximum[k] if valid else 40))
-                   for k in keys if draw(st.booleans())}
+        minimum = {
+            k: draw(st.integers(0, maximum[k] if valid else 40))
+            for k in keys
+            if draw(st.booleans())
+        }
         weight = None
         if positive_weights:
             weight = {k: draw(st.integers(1, 9)) for k in keys}
         elif draw(st.booleans()):
             weight = {k: draw(st.integers(0, 9)) for k in keys}
-        objects.append(quota(name, parent=parent, is_parent=is_parent, lend=draw(st.booleans()),
-                             min=minimum, max=maximum, weight=weight, namespace=f"ns-{name}"))
+        objects.append(
+            quota(
+                name,
+                parent=parent,
+                is_parent=is_parent,
+                lend=draw(st.booleans()),
+                min=minimum,
+                max=maximum,
+                weight=weight,
+                namespace=f"ns-{name}",
+            )
+        )
         depth = 1 + next((d for p, d in names if p == parent), 0)
         names.append((name, depth))
         if is_parent:
@@ -45,15 +58,22 @@ def clusters(draw: st.DrawFn, *, positive_weights: bool = False, valid: bool = T
     for j in range(draw(st.integers(min_value=0, max_value=25))):
         target = draw(st.sampled_from([*leaves, None, "kube-system"]))
         requests = {k.replace(".com/", "_com_"): draw(st.integers(0, 15)) for k in keys}
-        objects.append(pod(
-            f"p{j}", quota=target if target in leaves else None,
-            namespace="kube-system" if target == "kube-system" else "apps",
-            node=draw(st.sampled_from(["node-1", None])),
-            priority=draw(st.integers(0, 3)), preemptible=draw(st.booleans()),
-            start=f"2026-01-01T00:{draw(st.integers(0, 59)):02d}:00Z", **requests))
+        objects.append(
+            pod(
+                f"p{j}",
+                quota=target if target in leaves else None,
+                namespace="kube-system" if target == "kube-system" else "apps",
+                node=draw(st.sampled_from(["node-1", None])),
+                priority=draw(st.integers(0, 3)),
+                preemptible=draw(st.booleans()),
+                start=f"2026-01-01T00:{draw(st.integers(0, 59)):02d}:00Z",
+                **requests,
+            )
+        )
     for k in range(draw(st.integers(min_value=1, max_value=3))):
-        objects.append(node(f"n{k}", **{r.replace(".com/", "_com_"): draw(st.integers(0, 60))
-                                       for r in keys}))
+        objects.append(
+            node(f"n{k}", **{r.replace(".com/", "_com_"): draw(st.integers(0, 60)) for r in keys})
+        )
     return objects
 
 
@@ -71,8 +91,10 @@ def snapshot(engine: QuotaEngine) -> tuple[dict, dict]:
 
 
 def limited(status) -> dict[str, int]:
-    return {k: min(v, status.max[k]) if status.max and k in status.max else v
-            for k, v in status.request.items()}
+    return {
+        k: min(v, status.max[k]) if status.max and k in status.max else v
+        for k, v in status.request.items()
+    }
 
 
 @given(clusters(positive_weights=True))
@@ -96,9 +118,13 @@ def test_a_split_creates_and_loses_no_unit(objects):
 @given(clusters())
 def test_runtime_stays_within_max_for_lending_groups(objects):
     engine = computed(objects)
-    lending = {o["metadata"]["name"] for o in objects if o["kind"] == "ElasticQuota"
-               and o["metadata"]["labels"].get("quota.scheduling.koordinator.sh/"
-                                               "allow-lent-resource") != "false"}
+    lending = {
+        o["metadata"]["name"]
+        for o in objects
+        if o["kind"] == "ElasticQuota"
+        and o["metadata"]["labels"].get("quota.scheduling.koordinator.sh/allow-lent-resource")
+        != "false"
+    }
     for status in list(engine.statuses())[3:]:
         if status.name in lending:
             for resource, amount in status.runtime.items():
@@ -128,16 +154,21 @@ def test_incremental_updates_equal_a_full_recompute(objects, data):
     """Apply random pod and node events one by one; compare with a fresh engine each time."""
     engine = computed(objects)
     mirror_groups, mirror_labels = snapshot(engine)
-    current = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): o
-               for o in objects}
+    current = {
+        (o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): o for o in objects
+    }
     pods = [key for key in current if key[0] == "Pod"]
     quota_names = [key[2] for key in current if key[0] == "ElasticQuota"]
     for step in range(data.draw(st.integers(1, 8))):
         action = data.draw(st.sampled_from(["add", "update", "remove", "node", "quota"]))
         if action == "add" or (action in ("update", "remove") and not pods):
-            raw = pod(f"new{step}", quota=data.draw(st.sampled_from(quota_names)),
-                      node=data.draw(st.sampled_from([None, "n"])),
-                      cpu=data.draw(st.integers(0, 9)), memory=data.draw(st.integers(0, 9)))
+            raw = pod(
+                f"new{step}",
+                quota=data.draw(st.sampled_from(quota_names)),
+                node=data.draw(st.sampled_from([None, "n"])),
+                cpu=data.draw(st.integers(0, 9)),
+                memory=data.draw(st.integers(0, 9)),
+            )
             key = ("Pod", "apps", raw["metadata"]["name"])
             pods.append(key)
             current[key] = raw
@@ -155,8 +186,9 @@ def test_incremental_updates_equal_a_full_recompute(objects, data):
             del current[key]
             engine.remove_pod(f"{key[1]}/{key[2]}")
         elif action == "node":
-            raw = node("n-extra", cpu=data.draw(st.integers(0, 30)),
-                       memory=data.draw(st.integers(0, 30)))
+            raw = node(
+                "n-extra", cpu=data.draw(st.integers(0, 30)), memory=data.draw(st.integers(0, 30))
+            )
             current[("Node", None, "n-extra")] = raw
             load(engine, raw)
         else:
@@ -176,6 +208,8 @@ def test_incremental_updates_equal_a_full_recompute(objects, data):
         assert snapshot(engine)[1] == fresh_labels
         # what `recompute` reported, applied in order, gives the same state
         assert mirror_groups == fresh_groups
-        assert {k: label for k, (_, label) in mirror_labels.items() if k in fresh_labels
-                and label is not None} == {k: lb for k, (_, lb) in fresh_labels.items()
-                                           if lb is not None}
+        assert {
+            k: label
+            for k, (_, label) in mirror_labels.items()
+            if k in fresh_labels and label is not None
+        } == {k: lb for k, (_, lb) in fresh_labels.items() if lb is not None}

@@ -37,15 +37,22 @@ def test_quantity_text_becomes_exact_canonical_integer(resource, text, canonical
     assert to_canonical(resource, text) == canonical
 
 
-@pytest.mark.parametrize(("resource", "number", "canonical"), [
-    ("cpu", 2, 2000), ("cpu", 0.1, 100), ("memory", 1024, 1024), ("cpu", 1.5, 1500),
-])
+@pytest.mark.parametrize(
+    ("resource", "number", "canonical"),
+    [
+        ("cpu", 2, 2000),
+        ("cpu", 0.1, 100),
+        ("memory", 1024, 1024),
+        ("cpu", 1.5, 1500),
+    ],
+)
 def test_json_numbers_are_quantities_too(resource, number, canonical):
     assert to_canonical(resource, number) == canonical
 
 
-@pytest.mark.parametrize("text", ["", "abc", "1.2.3", "5 Gi", "1ki", "Gi", "1e", "--1", "1 ", "0x10",
-                                  "1e1000"])
+@pytest.mark.parametrize(
+    "text", ["", "abc", "1.2.3", "5 Gi", "1ki", "Gi", "1e", "--1", "1 ", "0x10", "1e1000"]
+)
 def test_invalid_text_is_an_error_naming_the_text(text):
     with pytest.raises(QuantityError) as error:
         to_canonical("cpu", text)

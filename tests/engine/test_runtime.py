@@ -13,8 +13,9 @@ def test_the_seed_example_gives_5_20_35_40():
     rows = {"a": (10, 5, 40), "b": (15, 20, 60), "c": (20, 40, 50), "d": (15, 70, 80)}
     objects = []
     for name, (min_, request, weight) in rows.items():
-        objects.append(quota(name, min={"cpu": f"{min_}m"}, max={"cpu": "1"},
-                             weight={"cpu": f"{weight}m"}))
+        objects.append(
+            quota(name, min={"cpu": f"{min_}m"}, max={"cpu": "1"}, weight={"cpu": f"{weight}m"})
+        )
         objects.append(pod(f"{name}-0", quota=name, node=None, cpu=f"{request}m"))
     engine = run(*objects, capacity={"cpu": "100m"})
     assert {n: runtime(engine, n)["cpu"] for n in rows} == {"a": 5, "b": 20, "c": 35, "d": 40}
@@ -44,7 +45,8 @@ def test_all_zero_weight_annotation_means_max():
     engine = run(
         quota("a", max={"cpu": "300m"}, weight={"cpu": 0}),
         quota("b", max={"cpu": "100m"}),
-        pod("pa", quota="a", node=None, cpu="1"), pod("pb", quota="b", node=None, cpu="1"),
+        pod("pa", quota="a", node=None, cpu="1"),
+        pod("pb", quota="b", node=None, cpu="1"),
         capacity={"cpu": "100m"},
     )
     assert (runtime(engine, "a"), runtime(engine, "b")) == ({"cpu": 75}, {"cpu": 25})
@@ -66,11 +68,14 @@ def test_group_asking_less_than_its_min_lends_the_rest():
     engine = run(
         quota("lender", min={"cpu": 6}, max={"cpu": 10}),
         quota("borrower", min={"cpu": 4}, max={"cpu": 10}),
-        pod("small", quota="lender", cpu="1"), pod("big", quota="borrower", node=None, cpu="9"),
+        pod("small", quota="lender", cpu="1"),
+        pod("big", quota="borrower", node=None, cpu="9"),
         capacity={"cpu": 10},
     )
     assert (runtime(engine, "lender"), runtime(engine, "borrower")) == (
-        {"cpu": 1000}, {"cpu": 9000})
+        {"cpu": 1000},
+        {"cpu": 9000},
+    )
 
 
 def test_non_lending_group_holds_its_whole_min():
@@ -87,17 +92,23 @@ def test_non_lending_group_holds_its_whole_min():
 
 
 def test_runtime_never_exceeds_request_clipped_to_max():
-    engine = run(quota("t", min={"cpu": 1}, max={"cpu": 3}),
-                 pod("p", quota="t", node=None, cpu="10"), capacity={"cpu": 100})
+    engine = run(
+        quota("t", min={"cpu": 1}, max={"cpu": 3}),
+        pod("p", quota="t", node=None, cpu="10"),
+        capacity={"cpu": 100},
+    )
     assert runtime(engine, "t") == {"cpu": 3000}
 
 
 def test_mins_are_kept_even_above_the_total_without_scaling():
-    engine = run(quota("a", min={"cpu": 100}, max={"cpu": 100}),
-                 quota("b", min={"cpu": 100}, max={"cpu": 100}),
-                 pod("pa", quota="a", node=None, cpu="100"),
-                 pod("pb", quota="b", node=None, cpu="100"),
-                 capacity={"cpu": 150}, min_scaling=False)
+    engine = run(
+        quota("a", min={"cpu": 100}, max={"cpu": 100}),
+        quota("b", min={"cpu": 100}, max={"cpu": 100}),
+        pod("pa", quota="a", node=None, cpu="100"),
+        pod("pb", quota="b", node=None, cpu="100"),
+        capacity={"cpu": 150},
+        min_scaling=False,
+    )
     assert (runtime(engine, "a"), runtime(engine, "b")) == ({"cpu": 100_000}, {"cpu": 100_000})
 
 
@@ -118,7 +129,8 @@ def test_min_scaling_applies_below_a_squeezed_parent():
         quota("other", min={"cpu": 10}, max={"cpu": 10}),
         quota("t1", parent="dept", min={"cpu": 5}, max={"cpu": 10}),
         quota("t2", parent="dept", min={"cpu": 5}, max={"cpu": 10}),
-        pod("a", quota="t1", node=None, cpu="10"), pod("b", quota="t2", node=None, cpu="10"),
+        pod("a", quota="t1", node=None, cpu="10"),
+        pod("b", quota="t2", node=None, cpu="10"),
         pod("c", quota="other", node=None, cpu="10"),
         capacity={"cpu": 10},
     )
@@ -132,7 +144,8 @@ def test_resource_missing_from_the_cluster_has_total_zero():
         quota("big", max={"cpu": 4, "nvidia.com/gpu": 4}),
         pod("a", quota="small", node=None, nvidia_com_gpu="1"),
         pod("b", quota="big", node=None, nvidia_com_gpu="4"),
-        capacity={"cpu": 8}, min_scaling=False,
+        capacity={"cpu": 8},
+        min_scaling=False,
     )
     assert runtime(engine, "small")["nvidia.com/gpu"] == 1  # within its min: its request
     assert runtime(engine, "big")["nvidia.com/gpu"] == 0  # beyond it: only its min, 0
@@ -169,7 +182,8 @@ def test_amounts_above_the_limit_count_as_the_limit():
     engine = run(
         quota("a", max={"memory": "1E"}, weight={"memory": "3E"}),
         quota("b", max={"memory": "1E"}, weight={"memory": "1E"}),
-        pod("pa", quota="a", node=None, memory="1Pi"), pod("pb", quota="b", node=None, memory="1Pi"),
+        pod("pa", quota="a", node=None, memory="1Pi"),
+        pod("pb", quota="b", node=None, memory="1Pi"),
         capacity={"memory": "1Pi"},
     )
     assert runtime(engine, "a") == runtime(engine, "b") == {"memory": 2**49}

@@ -25,7 +25,10 @@ def test_builtin_groups_always_exist():
 def test_builtin_names_and_namespace_are_configurable():
     engine = run(root_name="r", system_name="s", default_name="d", namespace="quota-system")
     assert [(s.name, s.namespace) for s in engine.statuses()] == [
-        ("r", "quota-system"), ("s", "quota-system"), ("d", "quota-system")]
+        ("r", "quota-system"),
+        ("s", "quota-system"),
+        ("d", "quota-system"),
+    ]
 
 
 def test_pod_to_group_follows_the_documented_order():
@@ -60,8 +63,11 @@ def test_pod_to_group_follows_the_documented_order():
 
 
 def test_system_namespaces_are_configurable():
-    engine = run(pod("agent", namespace="monitoring"), pod("dns", namespace="kube-system"),
-                 system_namespaces=frozenset({"monitoring"}))
+    engine = run(
+        pod("agent", namespace="monitoring"),
+        pod("dns", namespace="kube-system"),
+        system_namespaces=frozenset({"monitoring"}),
+    )
     assert groups_of(engine) == {"monitoring/agent": SYSTEM, "kube-system/dns": DEFAULT}
 
 
@@ -70,12 +76,12 @@ def test_pod_label_naming_no_group_goes_to_default_and_is_reported():
     assert groups_of(engine) == {"shop/p": DEFAULT}
     assert problems(engine) == [
         f"Pod shop/p: metadata.labels[{P}name]: names no ElasticQuota ('ghost'); "
-        "the default group is used"]
+        "the default group is used"
+    ]
 
 
 def test_pod_labels_that_disagree_use_koordinators_spelling_and_are_reported():
-    engine = run(quota("a"), quota("b"),
-                 pod("p", quota="a", labels={P + "quota-name": "b"}))
+    engine = run(quota("a"), quota("b"), pod("p", quota="a", labels={P + "quota-name": "b"}))
     assert groups_of(engine) == {"apps/p": "a"}
     assert "disagrees with" in problems(engine)[0]
 
@@ -91,16 +97,20 @@ def test_pod_in_a_parent_group_counts_there_and_is_reported():
     assert engine.status("dept").request == {"cpu": 2000}
     assert problems(engine) == [
         f"Pod apps/stray: metadata.labels[{P}name]: names a parent group ('dept'); "
-        "pods belong in leaves"]
+        "pods belong in leaves"
+    ]
 
 
 def test_missing_parent_puts_the_group_under_the_root_and_reports_it():
-    engine = run(quota("team", namespace="t", parent="ghost", min={"cpu": 1}, max={"cpu": 2}),
-                 capacity={"cpu": 10})
+    engine = run(
+        quota("team", namespace="t", parent="ghost", min={"cpu": 1}, max={"cpu": 2}),
+        capacity={"cpu": 10},
+    )
     assert engine.status("team").parent == ROOT
     assert problems(engine) == [
         f"ElasticQuota t/team: metadata.labels[{P}parent]: parent 'ghost' does not exist; "
-        "the group is placed under the root"]
+        "the group is placed under the root"
+    ]
 
 
 def test_parent_cycle_is_broken_at_the_smallest_name_and_reported():
@@ -118,7 +128,8 @@ def test_parent_cycle_is_broken_at_the_smallest_name_and_reported():
     assert engine.status("a").used == {"cpu": 1000}  # the pod's use still reaches the top
     assert problems(engine) == [
         f"ElasticQuota quotas/a: metadata.labels[{P}parent]: parent cycle a -> b -> c -> a; "
-        "'a' is placed under the root"]
+        "'a' is placed under the root"
+    ]
 
 
 def test_self_parent_is_a_cycle():
@@ -132,7 +143,8 @@ def test_child_of_a_non_parent_is_kept_and_reported():
     assert engine.status("b").parent == "a"
     assert problems(engine) == [
         f"ElasticQuota quotas/b: metadata.labels[{P}parent]: parent 'a' is not a parent group "
-        f"(label {P}is-parent is not \"true\")"]
+        f'(label {P}is-parent is not "true")'
+    ]
 
 
 def test_builtin_group_as_parent_is_reported():
@@ -148,30 +160,40 @@ def test_root_parent_spellings():
 
 
 def test_parent_labels_that_disagree_are_reported():
-    engine = run(quota("dept", is_parent=True), quota("x", is_parent=True),
-                 quota("t", parent="dept", labels={P + "parent-quota-name": "x"}))
+    engine = run(
+        quota("dept", is_parent=True),
+        quota("x", is_parent=True),
+        quota("t", parent="dept", labels={P + "parent-quota-name": "x"}),
+    )
     assert engine.status("t").parent == "dept"
     assert "disagrees with" in problems(engine)[0]
 
 
 def test_duplicate_names_keep_the_first_namespace():
-    engine = run(quota("team", namespace="b", max={"cpu": 1}),
-                 quota("team", namespace="a", max={"cpu": 2}))
+    engine = run(
+        quota("team", namespace="b", max={"cpu": 1}), quota("team", namespace="a", max={"cpu": 2})
+    )
     assert engine.status("team").namespace == "a"
     assert "names are unique cluster-wide" in problems(engine)[0]
 
 
 def test_namespace_bound_twice_is_reported_and_first_name_wins():
-    engine = run(quota("x", namespaces=["shared"]), quota("y", namespaces=["shared"]),
-                 pod("p", namespace="shared"))
+    engine = run(
+        quota("x", namespaces=["shared"]),
+        quota("y", namespaces=["shared"]),
+        pod("p", namespace="shared"),
+    )
     assert groups_of(engine) == {"shared/p": "x"}
     assert "namespace 'shared' is already bound to 'x'" in problems(engine)[0]
 
 
 def test_default_group_settings_come_from_its_object():
-    engine = run(quota(DEFAULT, namespace="koordinator-system", min={"cpu": 1}, max={"cpu": 2}),
-                 pod("p", namespace="x", cpu="1"), pod("q", namespace="x", cpu="1"),
-                 capacity={"cpu": 10})
+    engine = run(
+        quota(DEFAULT, namespace="koordinator-system", min={"cpu": 1}, max={"cpu": 2}),
+        pod("p", namespace="x", cpu="1"),
+        pod("q", namespace="x", cpu="1"),
+        capacity={"cpu": 10},
+    )
     status = engine.status(DEFAULT)
     assert (status.min, status.max, status.runtime) == ({"cpu": 1000}, {"cpu": 2000}, {"cpu": 2000})
     labels = sorted(label for _, _, label in engine.pods())
