@@ -7,6 +7,7 @@ kinds are skipped and counted, so `kubectl get eq,pods,nodes -A -o yaml` loads a
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -18,6 +19,7 @@ from eq_engine import Node, Pod, Quota, QuotaError, parse_node, parse_pod, parse
 
 _PARSERS = {"ElasticQuota": parse_quota, "Pod": parse_pod, "Node": parse_node}
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 class LoadError(Exception):
@@ -37,13 +39,23 @@ class Objects:
 
 
 def load(paths: list[str]) -> Objects:
-    """Every ElasticQuota, Pod and Node in `paths` (`-` is standard input)."""
+    """Every ElasticQuota, Pod and Node in `paths`: files, directories (their .yaml, .yml and
+    .json files, as `kubectl -f` reads them) or `-` for standard input."""
     objects = Objects()
-    for path in paths:
+    for path in _files(paths):
         source = "<stdin>" if path == "-" else path
         for raw in _documents(path, source):
             _add(objects, raw, source, kind_hint=None)
     return objects
+
+
+def _files(paths: list[str]) -> Iterator[str]:
+    for path in paths:
+        if path != "-" and os.path.isdir(path):
+            names = sorted(n for n in os.listdir(path) if n.endswith(_SUFFIXES))
+            yield from (os.path.join(path, name) for name in names)
+        else:
+            yield path
 
 
 def _documents(path: str, source: str) -> Iterator[Any]:

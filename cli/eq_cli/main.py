@@ -49,8 +49,8 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         required=True,
         metavar="PATH",
-        help="YAML or JSON file of objects (kind: List included); '-' reads standard input; "
-        "repeatable",
+        help="YAML or JSON file of objects (kind: List included), or a directory of them; "
+        "'-' reads standard input; repeatable",
     )
     sim.add_argument(
         "--capacity",

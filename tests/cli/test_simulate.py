@@ -150,6 +150,14 @@ def test_examples_simulate_in_every_format():
     assert "ml/old-job-0" not in report["pods"]  # finished pods count nowhere
 
 
+def test_a_directory_reads_its_yaml_and_json_files(tmp_path):
+    write(tmp_path, "a.yaml", quota("t", max={"cpu": 4}))
+    (tmp_path / "b.json").write_text(json.dumps(pod("p", quota="t", cpu="1")))
+    (tmp_path / "notes.txt").write_text("not a manifest")
+    report = json.loads(simulate("-f", str(tmp_path), "--capacity", "cpu=4", "-o", "json").stdout)
+    assert report["pods"] == {"apps/p": {"group": "t", "capacity": "over-quota"}}
+
+
 def test_other_kinds_are_ignored_with_a_note(tmp_path):
     path = write(
         tmp_path,
