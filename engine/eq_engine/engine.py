@@ -97,6 +97,7 @@ class QuotaEngine:
         self._vectors: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._published: dict[str, GroupStatus] = {}
         self._labels: dict[str, str] = {}
+        self._finished: dict[str, None] = {}  # labelled pods that finished: label to remove
         self._tree_dirty = True
         self._capacity_dirty = True
         self._dirty_groups: set[int] = set()
@@ -145,10 +146,13 @@ class QuotaEngine:
             self._tree_dirty = True
 
     def set_pod(self, pod: Pod) -> None:
-        """Add or update a pod; a finished pod is removed (it counts nowhere)."""
+        """Add or update a pod; a finished pod counts nowhere and loses its label."""
         if pod.terminal:
+            if pod.key in self._labels:
+                self._finished[pod.key] = None
             self.remove_pod(pod.key)
             return
+        self._finished.pop(pod.key, None)
         old = self._pods.get(pod.key)
         member = _Member(pod)
         self._pods[pod.key] = member
@@ -271,7 +275,12 @@ class QuotaEngine:
         self._dirty_groups = set()
         labels = self._classify(self._dirty_members | touched)
         self._dirty_members = set()
-        return Changes(groups=self._publish(touched), pod_labels=labels)
+        return Changes(groups=self._publish(touched), pod_labels=self._finish(labels))
+
+    def _finish(self, labels: dict[str, str | None]) -> dict[str, str | None]:
+        """Add the label removals of pods that finished since the last recompute."""
+        finished, self._finished = self._finished, {}
+        return {**finished, **labels}
 
     def _rebuild(self) -> Changes:
         tree = self._tree = build_tree(self._quotas.values(), self.config)
@@ -295,7 +304,11 @@ class QuotaEngine:
         removed = tuple(sorted(set(self._published) - {g.name for g in tree.groups}))
         for name in removed:
             del self._published[name]
-        return Changes(groups=self._publish(everything), removed_groups=removed, pod_labels=labels)
+        return Changes(
+            groups=self._publish(everything),
+            removed_groups=removed,
+            pod_labels=self._finish(labels),
+        )
 
     def _settings(self, tree: Tree, names: tuple[str, ...]) -> _Arrays:
         groups = tree.groups

@@ -72,6 +72,21 @@ def test_system_pods_carry_no_label_and_default_pods_have_no_guarantee():
     assert labels(engine) == {"dns": None, "stray": "over-quota", "besteffort": "in-quota"}
 
 
+def test_a_finished_pod_loses_its_label_and_a_deleted_one_needs_no_change():
+    from eq_engine import parse_pod
+
+    engine = run(
+        quota("t", min={"cpu": 4}, max={"cpu": 4}),
+        pod("job", quota="t", cpu="1"),
+        pod("web", quota="t", cpu="1"),
+        capacity={"cpu": 4},
+    )
+    engine.set_pod(parse_pod(pod("job", quota="t", cpu="1", phase="Succeeded")))
+    engine.remove_pod("apps/web")
+    assert engine.recompute().pod_labels == {"apps/job": None}
+    assert list(engine.pods()) == []
+
+
 def test_reclaim_follows_koordinators_two_passes():
     # runtime cpu 50, memory 0; pods (priority, cpu, memory) = 10/20/0, 9/10/1, 8/20/0, 7/40/0
     pods = [(10, "20", "0"), (9, "10", "1"), (8, "20", "0"), (7, "40", "0")]
