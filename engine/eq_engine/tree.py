@@ -257,37 +257,34 @@ def _builtin_groups(unique: Mapping[str, Quota], config: EngineConfig) -> list[G
     default = unique.get(config.default_name)
     default_min = default.min if default else config.default_min
     default_max = default.max if default and default.max else config.default_max
-    namespace = config.namespace
+
+    def builtin(
+        name: str,
+        *,
+        parent: str | None = config.root_name,
+        min: ResourceList | None = None,
+        max: ResourceList | None = None,
+        namespaces: tuple[str, ...] = (),
+    ) -> Group:
+        return Group(
+            name=name,
+            namespace=config.namespace,
+            parent=parent,
+            is_parent=parent is None,
+            allow_lent=parent is not None,
+            min=min or {},
+            max=max,
+            shared_weight={},
+            namespaces=namespaces,
+        )
+
     return [
-        Group(
-            name=config.root_name,
-            namespace=namespace,
-            parent=None,
-            is_parent=True,
-            allow_lent=False,
-            min={},
-            max=None,
-            shared_weight={},
-        ),
-        Group(
-            name=config.system_name,
-            namespace=namespace,
-            parent=config.root_name,
-            is_parent=False,
-            allow_lent=True,
-            min={},
-            max=None,
-            shared_weight={},
-        ),
-        Group(
-            name=config.default_name,
-            namespace=namespace,
-            parent=config.root_name,
-            is_parent=False,
-            allow_lent=True,
+        builtin(config.root_name, parent=None),  # a parent that never lends
+        builtin(config.system_name),
+        builtin(
+            config.default_name,
             min=default_min,
             max=default_max,
-            shared_weight={},
             namespaces=default.namespaces if default else (),
         ),
     ]
