@@ -93,6 +93,7 @@ class QuotaEngine:
         self._tree = build_tree((), self.config)
         self._resources: tuple[str, ...] = ()
         self._arrays: _Arrays | None = None
+        self._request_keys: list[list[bool]] = []  # arrays.request_keys, for building statuses
         self._members: list[set[_Member]] = []
         self._vectors: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._published: dict[str, GroupStatus] = {}
@@ -269,11 +270,12 @@ class QuotaEngine:
         """Bring every number and label up to date; return what changed since the last call."""
         if self._tree_dirty:
             return self._rebuild()
-        touched = self._refresh_requests(self._dirty_groups)
-        touched |= self._refresh_runtime(touched, total_changed=self._capacity_dirty)
+        touched, resplit = self._refresh_requests(self._dirty_groups)
+        total_changed = self._capacity_dirty or bool(touched & {SYSTEM, DEFAULT})
+        touched |= self._refresh_runtime(resplit, total_changed=total_changed)
         self._capacity_dirty = False
         self._dirty_groups = set()
-        labels = self._classify(self._dirty_members | touched)
+        labels = self._classify(self._dirty_members)
         self._dirty_members = set()
         return Changes(groups=self._publish(touched), pod_labels=self._finish(labels))
 
@@ -289,6 +291,7 @@ class QuotaEngine:
             resources.update(group.max or (), group.min)
         self._resources = names = tuple(sorted(resources))
         self._arrays = arrays = self._settings(tree, names)
+        self._request_keys = arrays.request_keys.tolist()
         self._members = [set() for _ in tree.groups]
         self._vectors = {}
         for member in self._pods.values():
@@ -362,10 +365,13 @@ class QuotaEngine:
         width = len(self._resources)
         return slice(block * width, (block + 1) * width)
 
-    def _refresh_requests(self, dirty: set[int]) -> set[int]:
+    def _refresh_requests(self, dirty: set[int]) -> tuple[set[int], set[int]]:
         """Request, used and non-preemptible sums, bottom-up from `dirty` groups (2.2, 3.3).
 
-        Returns every group whose values changed, plus the parents whose split must rerun.
+        Returns the groups whose values changed, and the parents whose split must rerun: those
+        with a child whose request moved, unless the child stays short of its new and old
+        request on every resource that moved. Such a child is never capped in the split's
+        rounds either way, so its parent's split gives the same numbers (2.4).
         """
         arrays = self._arrays
         assert arrays is not None
@@ -373,6 +379,7 @@ class QuotaEngine:
         pending = np.zeros(tree.size, dtype=bool)
         pending[list(dirty)] = True
         changed = np.zeros(tree.size, dtype=bool)
+        resplit = np.zeros(tree.size, dtype=bool)
         request_block = self._block(_REQUEST)
         for depth in range(max(len(tree.levels), 1), -1, -1):  # system/default sit at depth 1
             low, high = tree.span(depth)
@@ -396,6 +403,11 @@ class QuotaEngine:
                 arrays.ceiling[groups], np.minimum(request, arrays.max[groups]), request
             )
             moved = (passed != arrays.passed_up[groups]).any(axis=1)
+            before, after = arrays.passed_up[groups, request_block], passed[:, request_block]
+            short_of_both = arrays.has_runtime[groups] & (
+                arrays.runtime[groups] < np.minimum(before, after)
+            )
+            reshares = ((before != after) & ~short_of_both).any(axis=1)
             changed[groups] |= (
                 moved
                 | (request != arrays.request[groups]).any(axis=1)
@@ -409,23 +421,22 @@ class QuotaEngine:
             parents = tree.parent_index[groups[moved]]
             pending[parents[parents >= 0]] = True
             changed[parents[parents >= 0]] = True
-        return set(np.flatnonzero(changed).tolist())
+            parents = tree.parent_index[groups[reshares]]
+            resplit[parents[parents >= 0]] = True
+        return set(np.flatnonzero(changed).tolist()), set(np.flatnonzero(resplit).tolist())
 
-    def _refresh_runtime(self, touched: set[int], *, total_changed: bool) -> set[int]:
-        """Runtime top-down (2.3-2.8): reruns the split of every parent whose inputs moved.
-
-        `touched` holds the groups whose requests changed; a child's change makes its parent's
-        split rerun, and a parent whose runtime changes has its own children's split rerun.
-        """
+    def _refresh_runtime(self, resplit: set[int], *, total_changed: bool) -> set[int]:
+        """Runtime top-down (2.3-2.8): reruns the split of the parents in `resplit`, of the
+        root if the total changed, and of every parent whose own runtime changes on the way.
+        Returns the groups whose runtime or effective min changed."""
         arrays = self._arrays
         assert arrays is not None
         tree = self._tree
         used = self._block(_USED)
         changed: set[int] = set()
         rerun = np.zeros(tree.size, dtype=bool)
-        parents = tree.parent_index[np.fromiter(touched, dtype=np.intp, count=len(touched))]
-        rerun[parents[parents >= 0]] = True
-        if total_changed or touched & {SYSTEM, DEFAULT}:
+        rerun[np.fromiter(resplit, dtype=np.intp, count=len(resplit))] = True
+        if total_changed:
             capacity = amounts(self.capacity(), self._resources)
             total = np.maximum(
                 capacity - arrays.total[SYSTEM, used] - arrays.total[DEFAULT, used], 0
@@ -462,9 +473,9 @@ class QuotaEngine:
             )
             runtime = np.where(arrays.has_runtime[rows], runs.matrix(flat_runtime), 0)
             effective_min = runs.matrix(effective_min)
-            moved = (runtime != arrays.runtime[rows]).any(axis=1) | (
-                effective_min != arrays.effective_min[rows]
-            ).any(axis=1)
+            shifted = (effective_min != arrays.effective_min[rows]).any(axis=1)
+            moved = (runtime != arrays.runtime[rows]).any(axis=1) | shifted
+            self._dirty_members.update(rows[shifted].tolist())  # their labels follow the min
             arrays.runtime[rows], arrays.effective_min[rows] = runtime, effective_min
             changed.update(rows[moved].tolist())
             rerun[rows[moved]] = True  # their own children's split reruns, if they have any
@@ -520,19 +531,22 @@ class QuotaEngine:
         arrays = self._arrays
         assert arrays is not None
         group = self._tree.groups[index]
-        shown = arrays.request_keys[index]
-        nonzero_only = np.zeros_like(shown)
-        total = arrays.total[index]
+        names = self._resources
+        width = len(names)
+        shown = self._request_keys[index]
+        total = arrays.total[index].tolist()
 
-        def values(row: Amounts, keys: Mask) -> dict[str, int]:
+        def values(row: list[int], keys: list[bool] | None = None) -> dict[str, int]:
+            """The resources among `keys` (all of them when None), and any non-zero others."""
             return {
-                name: int(amount)
-                for name, amount, key in zip(
-                    self._resources, row.tolist(), keys.tolist(), strict=True
-                )
-                if key or amount
+                name: amount
+                for i, (name, amount) in enumerate(zip(names, row, strict=True))
+                if amount or (keys is not None and keys[i])
             }
 
+        runtime = None
+        if index != SYSTEM and not (index == DEFAULT and group.max is None):
+            runtime = values(arrays.runtime[index].tolist(), arrays.has_runtime[index].tolist())
         return GroupStatus(
             name=group.name,
             namespace=group.namespace,
@@ -541,12 +555,14 @@ class QuotaEngine:
             min=dict(group.min),
             max=None if group.max is None else dict(group.max),
             shared_weight=dict(group.shared_weight),
-            request=values(arrays.request[index], shown),
-            runtime=None
-            if index == SYSTEM or (index == DEFAULT and group.max is None)
-            else values(arrays.runtime[index], arrays.has_runtime[index]),
-            used=values(total[self._block(_USED)], shown),
-            effective_min=values(arrays.effective_min[index], present(group.min, self._resources)),
-            non_preemptible_request=values(total[self._block(_NP_REQUEST)], nonzero_only),
-            non_preemptible_used=values(total[self._block(_NP_USED)], nonzero_only),
+            request=values(arrays.request[index].tolist(), shown),
+            runtime=runtime,
+            used=values(total[_USED * width : (_USED + 1) * width], shown),
+            effective_min={
+                name: int(arrays.effective_min[index, names.index(name)])
+                for name in group.min
+                if name in names
+            },
+            non_preemptible_request=values(total[_NP_REQUEST * width : (_NP_REQUEST + 1) * width]),
+            non_preemptible_used=values(total[_NP_USED * width : (_NP_USED + 1) * width]),
         )

@@ -69,6 +69,13 @@ def floor_divide_product(
     if a.dtype == object or bound < 2.0**62:
         product = a * b  # exact: Python integers, or int64 products known not to overflow
         return product // c, product % c
+    if largest(b) < _FAST_B and largest(c) < _FAST_C:  # the usual case: every element is fast
+        estimate = (a.astype(np.float64) / c.astype(np.float64) * b.astype(np.float64)).astype(
+            np.int64
+        )  # truncation is the floor: nothing here is negative
+        remainder = a * b - estimate * c  # exact modulo 2**64, and the true value is small
+        correction = remainder // c
+        return estimate + correction, remainder - correction * c
     fast = (b < _FAST_B) & (c < _FAST_C)
     estimate = np.floor(a.astype(np.float64) / c.astype(np.float64) * b.astype(np.float64))
     quotient = np.where(fast, estimate, 0).astype(np.int64)

@@ -115,10 +115,11 @@ def split(
     lend:     whether the child lends its unused min
     tie_rank: the order of the children's names, for ties in rounding
     """
-    if not _sums_fit(runs, total, np.maximum(request, min_), weight * 4):
+    most_weight, most_total = largest(weight), largest(total)
+    if not _sums_fit(runs, most_total, most_weight, request, min_, weight):
         # sums could overflow int64: the same steps on Python integers
         total, request, min_, weight = (a.astype(object) for a in (total, request, min_, weight))
-    bound = largest(weight) * largest(total)  # no share's product is larger
+    bound = most_weight * most_total  # no share's product is larger
     given = np.where(lend, np.minimum(request, min_), min_)
     leftover = total - runs.sums(given)
     pool = (request > min_) & (weight > 0)
@@ -145,11 +146,22 @@ def split(
     return given.astype(np.int64) if given.dtype == object else given
 
 
-def _sums_fit(runs: Runs, total: Amounts, *values: Amounts) -> bool:
-    """Whether no sum over a run of `values` (nor `total`) can leave int64."""
-    if largest(total) < 2.0**62 and all(largest(v) * runs.longest < 2.0**62 for v in values):
+def _sums_fit(
+    runs: Runs,
+    most_total: float,
+    most_weight: float,
+    request: Amounts,
+    min_: Amounts,
+    weight: Amounts,
+) -> bool:
+    """Whether no sum over a run (of requests, mins, 4 x weights) can leave int64."""
+    largest_value = max(largest(request), largest(min_), 4 * most_weight)
+    if most_total < 2.0**62 and largest_value * runs.longest < 2.0**62:
         return True  # the cheap bound settles the usual case
-    return fits_int64(total.astype(np.float64), *(runs.sums(v.astype(np.float64)) for v in values))
+    return most_total < 2.0**62 and fits_int64(
+        runs.sums(np.maximum(request, min_).astype(np.float64)),
+        runs.sums(weight.astype(np.float64)) * 4,
+    )
 
 
 def _largest_remainders(run: Index, remainder: Amounts, short: Amounts, tie_rank: Index) -> Amounts:
@@ -160,7 +172,7 @@ def _largest_remainders(run: Index, remainder: Amounts, short: Amounts, tie_rank
     bonus = np.zeros(len(run), dtype=np.int64)
     if not (short > 0).any():
         return bonus
-    order = np.lexsort((tie_rank, -remainder, run))
-    place = np.arange(len(run)) - np.searchsorted(run, run[order])
-    bonus[order] = place < short[order]
+    order = np.lexsort((tie_rank, -remainder, run))  # keeps the (sorted) runs in place
+    place = np.arange(len(run)) - np.searchsorted(run, run)  # rank within the run
+    bonus[order] = place < short  # short is the same across a run
     return bonus
