@@ -109,6 +109,7 @@ def _is_bytes(resource: str) -> bool:
     return resource in _BYTE_RESOURCES or resource.startswith("hugepages-")
 
 
+@lru_cache(maxsize=8192)
 def format_quantity(resource: str, amount: int) -> str:
     """The canonical Kubernetes text of `amount` canonical units of `resource`.
 
