@@ -23,7 +23,7 @@ from . import keys
 from .config import EngineConfig
 from .objects import Pod, Quota
 from .problems import Problem
-from .quantities import ResourceList
+from .quantities import ResourceList, format_quantity
 
 IndexArray = npt.NDArray[np.intp]
 
@@ -156,6 +156,23 @@ def _quota_problem(quota: Quota, field: str, message: str) -> Problem:
     return Problem("ElasticQuota", quota.ref, field, message)
 
 
+def _negative_amounts(quota: Quota) -> Iterable[Problem]:
+    """Negative amounts count as 0; Kubernetes quantities may be negative, quotas may not."""
+    fields = {
+        "spec.min": quota.min,
+        "spec.max": quota.max,
+        f"metadata.annotations[{keys.SHARED_WEIGHT}]": quota.shared_weight or {},
+    }
+    for path, resources in fields.items():
+        for name, amount in sorted(resources.items()):
+            if amount < 0:
+                yield _quota_problem(
+                    quota,
+                    f"{path}.{name}" if path.startswith("spec") else path,
+                    f"{format_quantity(name, amount)} is negative; 0 is used",
+                )
+
+
 def _weight(quota: Quota) -> ResourceList:
     """The annotation, unless absent or all zero: then `max` (koordinator-semantics.md 2.6)."""
     weight = quota.shared_weight
@@ -181,6 +198,8 @@ def build_tree(quotas: Iterable[Quota], config: EngineConfig) -> Tree:
         else:
             unique[quota.name] = quota
 
+    for quota in unique.values():
+        problems.extend(_negative_amounts(quota))
     builtins = _builtin_groups(unique, config)
     parents = _resolve_parents(unique, config, problems)
     depth = _depths(parents, config.root_name)

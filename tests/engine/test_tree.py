@@ -187,6 +187,19 @@ def test_namespace_bound_twice_is_reported_and_first_name_wins():
     assert "namespace 'shared' is already bound to 'x'" in problems(engine)[0]
 
 
+def test_negative_amounts_count_as_zero_and_are_reported():
+    engine = run(
+        quota("t", min={"cpu": "-1"}, max={"cpu": 4}, weight={"cpu": "-2"}),
+        pod("p", quota="t", node=None, cpu="2"),
+        capacity={"cpu": 4},
+    )
+    assert engine.status("t").effective_min == {"cpu": 0}
+    assert problems(engine) == [
+        "ElasticQuota quotas/t: spec.min.cpu: -1 is negative; 0 is used",
+        f"ElasticQuota quotas/t: metadata.annotations[{P}shared-weight]: -2 is negative; 0 is used",
+    ]
+
+
 def test_default_group_settings_come_from_its_object():
     engine = run(
         quota(DEFAULT, namespace="koordinator-system", min={"cpu": 1}, max={"cpu": 2}),
