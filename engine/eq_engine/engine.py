@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import classification, reclaim
+from . import classification, reclaim, rules
 from .config import EngineConfig
 from .integers import Amounts, amounts, clamp, present
 from .objects import Node, Pod, Quota
@@ -217,8 +217,13 @@ class QuotaEngine:
 
     @property
     def problems(self) -> list[Problem]:
-        """What is wrong with the configuration: tree problems, then pods', sorted."""
-        return [*self._tree.problems, *sorted(self._pod_problems.values())]
+        """What is wrong with the configuration: the links the tree repaired, every rule the
+        admission webhook enforces (`rules.audit`), then the pods' problems, sorted."""
+        return [
+            *self._tree.problems,
+            *rules.audit(self._tree.catalog, self.capacity()),
+            *sorted(self._pod_problems.values()),
+        ]
 
     def capacity(self) -> dict[str, int]:
         """The cluster's total: the override, or the sum of every node's allocatable."""

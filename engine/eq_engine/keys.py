@@ -13,10 +13,12 @@ IS_PARENT: Final = PREFIX + "is-parent"
 PARENT: Final = PREFIX + "parent"  # Koordinator's current spelling
 PARENT_SEED: Final = PREFIX + "parent-quota-name"  # the seed documents' spelling
 ALLOW_LENT: Final = PREFIX + "allow-lent-resource"
+FORCE_UPDATE: Final = PREFIX + "allow-force-update"  # skips the min-sum checks (Koordinator)
 
 # ElasticQuota annotations, written by users.
 SHARED_WEIGHT: Final = PREFIX + "shared-weight"
 NAMESPACES: Final = PREFIX + "namespaces"
+STRICT_MAX_KEYS: Final = PREFIX + "max-strict-check-resource-keys"  # max must cover status.used
 
 # ElasticQuota annotations, written by the operator.
 RUNTIME: Final = PREFIX + "runtime"

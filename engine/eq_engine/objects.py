@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 from typing import Annotated, Any, TypeVar
@@ -82,9 +82,14 @@ class _QuotaSpec(_Model):
     max: _Quantities = Field(default_factory=dict)
 
 
+class _QuotaStatus(_Model):
+    used: _Quantities = Field(default_factory=dict)
+
+
 class _RawQuota(_Model):
     metadata: _Metadata
     spec: _QuotaSpec = _QuotaSpec()
+    status: _QuotaStatus = _QuotaStatus()
 
 
 class _NodeStatus(_Model):
@@ -113,6 +118,12 @@ class Quota:
     shared_weight: ResourceList | None
     """The annotation as written; `None` when absent (the weight is then `max`)."""
     namespaces: tuple[str, ...]
+    force_update: bool = False
+    """Label `allow-force-update: "true"`: the min-sum rules are not applied (Koordinator)."""
+    strict_keys: tuple[str, ...] = ()
+    """Resources whose max must cover `status.used` (`max-strict-check-resource-keys`)."""
+    used: ResourceList = field(default_factory=dict, compare=False)
+    """`status.used` as last written by the operator; not part of the group's settings."""
 
     @property
     def ref(self) -> str:
@@ -132,6 +143,8 @@ class Pod:
     namespace: str
     quota_labels: tuple[str | None, str | None]
     """(`name`, `quota-name`) pod labels as written."""
+    preemptible_label: str | None
+    """The `preemptible` label as written: it may not change once set (or unset)."""
     preemptible: bool
     priority: int
     start_time: float | None
@@ -220,6 +233,9 @@ def parse_quota(raw: RawObject) -> Quota:
     namespaces = _json_annotation(parsed, keys.NAMESPACES) or []
     if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
         raise _annotation_error(parsed, keys.NAMESPACES, "expected a JSON list of namespace names")
+    strict_keys = _json_annotation(parsed, keys.STRICT_MAX_KEYS) or []
+    if not isinstance(strict_keys, list) or not all(isinstance(k, str) for k in strict_keys):
+        raise _annotation_error(parsed, keys.STRICT_MAX_KEYS, "expected a JSON list of resources")
     parent_labels = (labels.get(keys.PARENT), labels.get(keys.PARENT_SEED))
     return Quota(
         name=parsed.metadata.name,
@@ -232,6 +248,9 @@ def parse_quota(raw: RawObject) -> Quota:
         max=parsed.spec.max,
         shared_weight=weight,
         namespaces=tuple(namespaces),
+        force_update=labels.get(keys.FORCE_UPDATE) == "true",
+        strict_keys=tuple(strict_keys),
+        used=parsed.status.used,
     )
 
 
@@ -251,6 +270,7 @@ def parse_pod(raw: RawObject) -> Pod:
         quota_labels=_labels(
             metadata.labels.get(keys.POD_QUOTA), metadata.labels.get(keys.POD_QUOTA_SEED)
         ),
+        preemptible_label=_interned(metadata.labels.get(keys.PREEMPTIBLE)),
         preemptible=metadata.labels.get(keys.PREEMPTIBLE) != "false",
         priority=spec.priority,
         start_time=_timestamp(parsed.status.start_time),
@@ -258,6 +278,10 @@ def parse_pod(raw: RawObject) -> Pod:
         phase=sys.intern(parsed.status.phase),
         request=_shared(tuple(sorted(request.items()))),
     )
+
+
+def _interned(text: str | None) -> str | None:
+    return None if text is None else sys.intern(text)
 
 
 @lru_cache(maxsize=1024)

@@ -12,7 +12,6 @@ parent are contiguous, so a parent's children are a slice and a level's sums are
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -20,10 +19,11 @@ import numpy as np
 import numpy.typing as npt
 
 from . import keys
+from .catalog import Catalog, build_catalog, quota_problem
 from .config import EngineConfig
 from .objects import Pod, Quota
 from .problems import Problem
-from .quantities import ResourceList, format_quantity
+from .quantities import ResourceList
 
 IndexArray = npt.NDArray[np.intp]
 
@@ -76,10 +76,13 @@ class Tree:
     child_stop: IndexArray
     """Each group's children in the split are `child_start[g]:child_stop[g]` (empty for a
     leaf); the system and default groups are nobody's children there."""
-    namespace_group: Mapping[str, int]
-    """Namespace to the group its unlabelled pods belong to (rules 2 to 4 of `group_of`)."""
-    config: EngineConfig
+    catalog: Catalog
     problems: tuple[Problem, ...] = field(default=())
+    """The links the tree had to repair (see the module's docstring), and the catalog's."""
+
+    @property
+    def config(self) -> EngineConfig:
+        return self.catalog.config
 
     @property
     def size(self) -> int:
@@ -115,62 +118,9 @@ class Tree:
             parent = int(self.parent_index[parent])
 
     def group_of(self, pod: Pod) -> tuple[int, Problem | None]:
-        """The group a pod belongs to (DESIGN.md), and a problem if its label misleads.
-
-        System namespaces first, then the pod's label, then the namespace's group (an
-        ElasticQuota named like the namespace, else one listing it in its `namespaces`
-        annotation, else the only ElasticQuota there), else the default group.
-        """
-        if pod.namespace in self.config.system_namespaces:
-            return SYSTEM, None
-        label, seed_label = pod.quota_labels
-        problem = None
-        if label and seed_label and label != seed_label:
-            problem = _pod_problem(
-                pod,
-                keys.POD_QUOTA,
-                f"disagrees with {keys.POD_QUOTA_SEED} ({seed_label!r}); {label!r} is used",
-            )
-        name = label or seed_label
-        if name:
-            found = self.index.get(name)
-            if found is None:
-                return DEFAULT, _pod_problem(
-                    pod,
-                    keys.POD_QUOTA,
-                    f"names no ElasticQuota ({name!r}); the default group is used",
-                )
-            if found == ROOT or self.groups[found].is_parent:
-                problem = _pod_problem(
-                    pod, keys.POD_QUOTA, f"names a parent group ({name!r}); pods belong in leaves"
-                )
-            return found, problem
-        return self.namespace_group.get(pod.namespace, DEFAULT), problem
-
-
-def _pod_problem(pod: Pod, label: str, message: str) -> Problem:
-    return Problem("Pod", pod.key, f"metadata.labels[{label}]", message)
-
-
-def _quota_problem(quota: Quota, field: str, message: str) -> Problem:
-    return Problem("ElasticQuota", quota.ref, field, message)
-
-
-def _negative_amounts(quota: Quota) -> Iterable[Problem]:
-    """Negative amounts count as 0; Kubernetes quantities may be negative, quotas may not."""
-    fields = {
-        "spec.min": quota.min,
-        "spec.max": quota.max,
-        f"metadata.annotations[{keys.SHARED_WEIGHT}]": quota.shared_weight or {},
-    }
-    for path, resources in fields.items():
-        for name, amount in sorted(resources.items()):
-            if amount < 0:
-                yield _quota_problem(
-                    quota,
-                    f"{path}.{name}" if path.startswith("spec") else path,
-                    f"{format_quantity(name, amount)} is negative; 0 is used",
-                )
+        """The index of the group a pod belongs to (`Catalog.group_of`), and any problem."""
+        name, problem = self.catalog.group_of(pod)
+        return self.index[name], problem
 
 
 def _weight(quota: Quota) -> ResourceList:
@@ -180,26 +130,10 @@ def _weight(quota: Quota) -> ResourceList:
 
 
 def build_tree(quotas: Iterable[Quota], config: EngineConfig) -> Tree:
-    """The tree of `quotas` plus the built-in groups, and what is wrong with it."""
-    problems: list[Problem] = []
-    unique: dict[str, Quota] = {}
-    for quota in sorted(quotas, key=lambda q: (q.name, q.namespace)):
-        if quota.name in unique:
-            problems.append(
-                _quota_problem(
-                    quota,
-                    "metadata.name",
-                    (
-                        f"another ElasticQuota has this name ({unique[quota.name].ref}); names are "
-                        "unique cluster-wide, this one is ignored"
-                    ),
-                )
-            )
-        else:
-            unique[quota.name] = quota
-
-    for quota in unique.values():
-        problems.extend(_negative_amounts(quota))
+    """The tree of `quotas` plus the built-in groups, and the links it had to repair."""
+    catalog = build_catalog(quotas, config)
+    problems = list(catalog.problems)
+    unique = catalog.quotas
     builtins = _builtin_groups(unique, config)
     parents = _resolve_parents(unique, config, problems)
     depth = _depths(parents, config.root_name)
@@ -232,17 +166,6 @@ def build_tree(quotas: Iterable[Quota], config: EngineConfig) -> Tree:
     for level_depth, level in enumerate(levels, 1):
         depth_index[level.start : level.stop] = level_depth
 
-    for name, quota in unique.items():
-        parent = parents.get(name)
-        if parent and parent != config.root_name and not unique[parent].is_parent:
-            problems.append(
-                _quota_problem(
-                    quota,
-                    f"metadata.labels[{keys.PARENT}]",
-                    f"parent {parent!r} is not a parent group "
-                    f'(label {keys.IS_PARENT} is not "true")',
-                )
-            )
     return Tree(
         groups=tuple(groups),
         index=index,
@@ -251,8 +174,7 @@ def build_tree(quotas: Iterable[Quota], config: EngineConfig) -> Tree:
         levels=tuple(levels),
         child_start=child_start,
         child_stop=child_stop,
-        namespace_group=_namespace_groups(groups, index, problems, unique),
-        config=config,
+        catalog=catalog,
         problems=tuple(problems),
     )
 
@@ -310,7 +232,7 @@ def _builtin_groups(unique: Mapping[str, Quota], config: EngineConfig) -> list[G
 
 
 def _resolve_parents(
-    unique: dict[str, Quota], config: EngineConfig, problems: list[Problem]
+    unique: Mapping[str, Quota], config: EngineConfig, problems: list[Problem]
 ) -> dict[str, str]:
     """Each non-built-in group's effective parent; broken links go to the root."""
     root = config.root_name
@@ -322,7 +244,7 @@ def _resolve_parents(
         label, seed_label = quota.parent_labels
         if label and seed_label and label != seed_label:
             problems.append(
-                _quota_problem(
+                quota_problem(
                     quota,
                     field,
                     (f"disagrees with {keys.PARENT_SEED} ({seed_label!r}); {label!r} is used"),
@@ -338,7 +260,7 @@ def _resolve_parents(
                 else "does not exist"
             )
             problems.append(
-                _quota_problem(
+                quota_problem(
                     quota, field, f"parent {parent!r} {what}; the group is placed under the root"
                 )
             )
@@ -366,7 +288,7 @@ def _break_cycles(
             breaker = min(cycle)
             loop = " -> ".join([*cycle, cycle[0]])
             problems.append(
-                _quota_problem(
+                quota_problem(
                     unique[breaker],
                     f"metadata.labels[{keys.PARENT}]",
                     (f"parent cycle {loop}; {breaker!r} is placed under the root"),
@@ -394,36 +316,3 @@ def _depths(parents: Mapping[str, str], root: str) -> dict[str, int]:
     for name in parents:
         of(name)
     return depth
-
-
-def _namespace_groups(
-    groups: list[Group],
-    index: Mapping[str, int],
-    problems: list[Problem],
-    unique: Mapping[str, Quota],
-) -> dict[str, int]:
-    """Namespace to group for pods without a label: named-like, then annotated, then only one."""
-    by_namespace: dict[str, list[Group]] = defaultdict(list)
-    for group in groups[_FIRST_TREE_INDEX:]:
-        by_namespace[group.namespace].append(group)
-    annotated: dict[str, int] = {}
-    for group in groups[_FIRST_TREE_INDEX - 1 :]:  # the default group may list namespaces too
-        for namespace in group.namespaces:
-            owner = annotated.setdefault(namespace, index[group.name])
-            if owner != index[group.name] and group.name in unique:
-                problems.append(
-                    _quota_problem(
-                        unique[group.name],
-                        f"metadata.annotations[{keys.NAMESPACES}]",
-                        f"namespace {namespace!r} is already bound to {groups[owner].name!r}; "
-                        "a namespace belongs to at most one group",
-                    )
-                )
-    result = dict(annotated)
-    for namespace, members in by_namespace.items():
-        named = index.get(namespace)
-        if named is not None and groups[named].namespace == namespace:
-            result[namespace] = named
-        elif namespace not in annotated and len(members) == 1:
-            result[namespace] = index[members[0].name]
-    return result

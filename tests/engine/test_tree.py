@@ -143,7 +143,7 @@ def test_child_of_a_non_parent_is_kept_and_reported():
     assert engine.status("b").parent == "a"
     assert problems(engine) == [
         f"ElasticQuota quotas/b: metadata.labels[{P}parent]: parent 'a' is not a parent group "
-        f'(label {P}is-parent is not "true")'
+        f'({P}is-parent is not "true")'
     ]
 
 
@@ -195,8 +195,8 @@ def test_negative_amounts_count_as_zero_and_are_reported():
     )
     assert engine.status("t").effective_min == {"cpu": 0}
     assert problems(engine) == [
-        "ElasticQuota quotas/t: spec.min.cpu: -1 is negative; 0 is used",
-        f"ElasticQuota quotas/t: metadata.annotations[{P}shared-weight]: -2 is negative; 0 is used",
+        "ElasticQuota quotas/t: spec.min.cpu: -1 is negative",
+        f"ElasticQuota quotas/t: metadata.annotations[{P}shared-weight]: cpu -2 is negative",
     ]
 
 

@@ -1,0 +1,160 @@
+"""The ElasticQuota objects of a cluster, looked up the ways every rule needs.
+
+A `Catalog` is what the quota tree and the admission rules share: groups by name (names are
+unique cluster-wide), children by parent name as the labels say, and which group the pods of a
+namespace belong to. Building one is a few dictionary passes, cheap enough to redo whenever an
+ElasticQuota changes. The tree (`tree.py`) adds the arithmetic order and repairs broken links;
+the rules (`rules.py`) judge a proposed change against a catalog.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from . import keys
+from .config import EngineConfig
+from .objects import Pod, Quota
+from .problems import Problem
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    config: EngineConfig
+    quotas: Mapping[str, Quota]
+    """By name. With two objects of one name, the first by namespace (the other is reported)."""
+    children: Mapping[str, tuple[str, ...]]
+    """Parent name (the root's name for top-level groups) to its children's names, sorted."""
+    namespace_owner: Mapping[str, str]
+    """Namespace to the group its unlabelled pods belong to."""
+    problems: tuple[Problem, ...]
+
+    def parent_of(self, quota: Quota) -> str:
+        """The parent the labels name; the root's name when they name none."""
+        return self.config.root_name if quota.parent in ("", "root") else quota.parent
+
+    def is_builtin(self, name: str) -> bool:
+        return name in self.config.builtin_names
+
+    def is_parent(self, name: str) -> bool:
+        """Whether pods may not be bound to the group `name` (the root is a parent)."""
+        quota = self.quotas.get(name)
+        return name == self.config.root_name or (
+            quota is not None and quota.is_parent and not self.is_builtin(name)
+        )
+
+    def exists(self, name: str) -> bool:
+        return name in self.quotas or self.is_builtin(name)
+
+    def descendants(self, name: str) -> Iterable[str]:
+        """Every group below `name`, depth first (stops at cycles)."""
+        seen: set[str] = set()
+        stack = list(self.children.get(name, ()))
+        while stack:
+            child = stack.pop()
+            if child not in seen:
+                seen.add(child)
+                yield child
+                stack.extend(self.children.get(child, ()))
+
+    def group_of(self, pod: Pod) -> tuple[str, Problem | None]:
+        """The group a pod belongs to (DESIGN.md), and a problem if its label misleads.
+
+        System namespaces first, then the pod's label, then the namespace's group (an
+        ElasticQuota named like the namespace, else one listing it in its `namespaces`
+        annotation, else the only ElasticQuota there), else the default group.
+        """
+        config = self.config
+        if pod.namespace in config.system_namespaces:
+            return config.system_name, None
+        label, seed_label = pod.quota_labels
+        problem = None
+        if label and seed_label and label != seed_label:
+            problem = _pod_problem(
+                pod,
+                keys.POD_QUOTA,
+                f"disagrees with {keys.POD_QUOTA_SEED} ({seed_label!r}); {label!r} is used",
+            )
+        name = label or seed_label
+        if name:
+            if not self.exists(name):
+                return config.default_name, _pod_problem(
+                    pod,
+                    keys.POD_QUOTA,
+                    f"names no ElasticQuota ({name!r}); the default group is used",
+                )
+            if self.is_parent(name):
+                problem = _pod_problem(
+                    pod, keys.POD_QUOTA, f"names a parent group ({name!r}); pods belong in leaves"
+                )
+            return name, problem
+        return self.namespace_owner.get(pod.namespace, config.default_name), problem
+
+
+def _pod_problem(pod: Pod, label: str, message: str) -> Problem:
+    return Problem("Pod", pod.key, f"metadata.labels[{label}]", message)
+
+
+def quota_problem(quota: Quota, field: str, message: str) -> Problem:
+    return Problem("ElasticQuota", quota.ref, field, message)
+
+
+def build_catalog(quotas: Iterable[Quota], config: EngineConfig) -> Catalog:
+    problems: list[Problem] = []
+    unique: dict[str, Quota] = {}
+    for quota in sorted(quotas, key=lambda q: (q.name, q.namespace)):
+        if quota.name in unique:
+            problems.append(
+                quota_problem(
+                    quota,
+                    "metadata.name",
+                    f"another ElasticQuota has this name ({unique[quota.name].ref}); names are "
+                    "unique cluster-wide, this one is ignored",
+                )
+            )
+        else:
+            unique[quota.name] = quota
+    children: dict[str, list[str]] = defaultdict(list)
+    catalog = Catalog(config, unique, {}, {}, ())
+    for name, quota in unique.items():
+        if not catalog.is_builtin(name):
+            children[catalog.parent_of(quota)].append(name)
+    return Catalog(
+        config=config,
+        quotas=unique,
+        children={parent: tuple(sorted(names)) for parent, names in children.items()},
+        namespace_owner=_namespace_owners(unique, config, problems),
+        problems=tuple(problems),
+    )
+
+
+def _namespace_owners(
+    unique: Mapping[str, Quota], config: EngineConfig, problems: list[Problem]
+) -> dict[str, str]:
+    """Namespace to group for pods without a label: named-like, then annotated, then only one."""
+    by_namespace: dict[str, list[str]] = defaultdict(list)
+    annotated: dict[str, str] = {}
+    for name, quota in unique.items():
+        if name in config.builtin_names and name != config.default_name:
+            continue
+        if name != config.default_name:
+            by_namespace[quota.namespace].append(name)
+        for namespace in quota.namespaces:  # the default group may list namespaces too
+            owner = annotated.setdefault(namespace, name)
+            if owner != name:
+                problems.append(
+                    quota_problem(
+                        quota,
+                        f"metadata.annotations[{keys.NAMESPACES}]",
+                        f"namespace {namespace!r} is already bound to {owner!r}; "
+                        "a namespace belongs to at most one group",
+                    )
+                )
+    owners = dict(annotated)
+    for namespace, members in by_namespace.items():
+        if namespace in members:
+            owners[namespace] = namespace
+        elif namespace not in annotated and len(members) == 1:
+            owners[namespace] = members[0]
+    return owners
