@@ -1,0 +1,70 @@
+"""Flags shared by the long-running commands, each with an environment-variable equivalent.
+
+`--root-name NAME` can also be set as `ELASTIC_QUOTA_ROOT_NAME=NAME`: the Helm chart sets
+environment variables, a developer types flags. A flag given on the command line wins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from eq_engine import EngineConfig
+
+ENV_PREFIX = "ELASTIC_QUOTA_"
+
+
+def env_name(flag: str) -> str:
+    return ENV_PREFIX + flag.lstrip("-").replace("-", "_").upper()
+
+
+def add(group: Any, flag: str, *, default: Any, help: str, **kwargs: Any) -> None:
+    """`group.add_argument` whose default comes from the flag's environment variable."""
+    variable = env_name(flag)
+    raw = os.environ.get(variable)
+    value = default
+    if raw is not None:
+        convert = kwargs.get("type", str)
+        try:
+            value = convert(raw)
+        except (TypeError, ValueError, argparse.ArgumentTypeError) as error:
+            raise SystemExit(f"elastic-quota: error: {variable}={raw!r}: {error}") from None
+    shown = "" if default is None else f"; default: {default}"
+    group.add_argument(flag, default=value, help=f"{help} (env {variable}{shown})", **kwargs)
+
+
+def names(text: str) -> frozenset[str]:
+    """A comma-separated list, `kube-system,monitoring`."""
+    return frozenset(part.strip() for part in text.split(",") if part.strip())
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    defaults = EngineConfig()
+    group = parser.add_argument_group("quota groups")
+    add(
+        group,
+        "--namespace",
+        default=defaults.namespace,
+        help="namespace of the built-in groups' ElasticQuota objects",
+    )
+    add(group, "--root-name", default=defaults.root_name, help="name of the root group")
+    add(group, "--system-name", default=defaults.system_name, help="name of the system group")
+    add(group, "--default-name", default=defaults.default_name, help="name of the default group")
+    add(
+        group,
+        "--system-namespaces",
+        default=",".join(sorted(defaults.system_namespaces)),
+        help="comma-separated namespaces whose pods belong to the system group",
+    )
+
+
+def engine_config(args: argparse.Namespace, **overrides: Any) -> EngineConfig:
+    return EngineConfig(
+        namespace=args.namespace,
+        root_name=args.root_name,
+        system_name=args.system_name,
+        default_name=args.default_name,
+        system_namespaces=names(args.system_namespaces),
+        **overrides,
+    )

@@ -1,0 +1,101 @@
+"""One admission: a parsed review in, an AdmissionReview response out.
+
+Glue only: objects are parsed by the engine, judged by `eq_engine.rules`, and the pods a rule
+needs are fetched through `list_pods` (the API server, at that moment).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from eq_engine import ObjectError, Pod, Quota, parse_pod, parse_quota
+from eq_engine.rules import (
+    BoundPodQuery,
+    Operation,
+    Verdict,
+    bound_pod_query,
+    needs_bound_pods,
+    review_pod,
+    review_quota,
+)
+
+from .reviews import BadReview, Review, response
+from .state import ClusterState
+
+PodLister = Callable[[BoundPodQuery], Awaitable[list[Pod]]]
+KINDS = ("ElasticQuota", "Pod")
+
+
+class PodLookupError(Exception):
+    """The API server could not tell which pods are bound to a group."""
+
+
+async def admit(
+    review: Review, *, kind: str, state: ClusterState, list_pods: PodLister
+) -> dict[str, Any]:
+    """The response to `review`, sent to the endpoint that validates `kind`."""
+    if review.kind != kind:
+        raise BadReview(f"request.kind.kind: this endpoint validates {kind}, not {review.kind}")
+    if not state.ready:
+        return response(
+            review.uid,
+            allowed=False,
+            message=(
+                "the webhook is starting and has not loaded the cluster's ElasticQuota objects "
+                "yet; try again in a few seconds"
+            ),
+        )
+    try:
+        if kind == "ElasticQuota":
+            verdict = await _review_quota(review, state, list_pods)
+        else:
+            verdict = _review_pod(review, state)
+    except ObjectError as error:
+        return response(review.uid, allowed=False, message=str(error))
+    except PodLookupError as error:
+        return response(review.uid, allowed=False, message=str(error))
+    return response(
+        review.uid, allowed=verdict.allowed, message=verdict.message, warnings=verdict.warnings
+    )
+
+
+def _parse_old(parse: Callable[[Mapping[str, Any]], Any], raw: Mapping[str, Any] | None) -> Any:
+    """The stored object, or None if even the cluster's copy is unreadable (then judge the new
+    object on its own)."""
+    if raw is None:
+        return None
+    try:
+        return parse(raw)
+    except ObjectError:
+        return None
+
+
+async def _review_quota(review: Review, state: ClusterState, list_pods: PodLister) -> Verdict:
+    new: Quota | None = parse_quota(review.object) if review.object is not None else None
+    old: Quota | None = _parse_old(parse_quota, review.old_object)
+    if review.operation is Operation.DELETE and old is None:
+        return Verdict()  # an unreadable object: nothing can depend on it
+    catalog = state.catalog
+    pods: list[Pod] = []
+    if needs_bound_pods(review.operation, new, old):
+        subject = new if new is not None else old
+        assert subject is not None
+        pods = await list_pods(bound_pod_query(subject, catalog))
+    verdict = review_quota(
+        review.operation, new=new, old=old, catalog=catalog, capacity=state.capacity(), pods=pods
+    )
+    subject = new if new is not None else old
+    assert subject is not None
+    return Verdict(
+        verdict.denials, tuple(f"ElasticQuota {subject.ref}: {w}" for w in verdict.warnings)
+    )
+
+
+def _review_pod(review: Review, state: ClusterState) -> Verdict:
+    if review.operation is Operation.DELETE:
+        return Verdict()
+    assert review.object is not None
+    new = parse_pod(review.object)
+    old = _parse_old(parse_pod, review.old_object)
+    return review_pod(review.operation, new=new, old=old, catalog=state.catalog)

@@ -1,0 +1,69 @@
+"""The webhook process: watches, servers and a clean shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+
+from .admission import KINDS
+from .kube import connect, follow, pod_lister
+from .logs import logger
+from .metrics import Metrics
+from .server import (
+    TLSFiles,
+    admission_app,
+    probes_app,
+    reload_certificates,
+    start_site,
+    tls_context,
+)
+from .settings import WebhookSettings
+from .state import ClusterState
+
+
+async def serve(settings: WebhookSettings) -> None:
+    """Serve until SIGTERM or SIGINT."""
+    files = TLSFiles(settings.cert_file, settings.key_file)
+    context = tls_context(files)  # fail at start, not at the first review, on a bad pair
+    api = await connect(settings.kubeconfig)
+    state = ClusterState(settings.engine)
+    metrics = Metrics()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    tasks = [
+        asyncio.create_task(follow(api, "ElasticQuota", state)),
+        asyncio.create_task(follow(api, "Node", state)),
+        asyncio.create_task(reload_certificates(context, files, settings.cert_check_interval)),
+    ]
+    runners = [
+        await start_site(
+            admission_app(state, pod_lister(api), metrics),
+            settings.address,
+            settings.port,
+            context,
+        ),
+        await start_site(probes_app(state, metrics), settings.address, settings.probe_port),
+    ]
+    logger.info(
+        "validating %s on https://%s:%d, probes on http://%s:%d",
+        " and ".join(KINDS),
+        settings.address,
+        settings.port,
+        settings.address,
+        settings.probe_port,
+    )
+    try:
+        await stop.wait()
+    finally:
+        logger.info("stopping")
+        for runner in runners:
+            await runner.cleanup()
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await api.close()

@@ -1,0 +1,75 @@
+"""AdmissionReview v1 in and out (pure: no I/O).
+
+The API server POSTs `{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+"request": {...}}` and expects the same envelope back with a `response`. A body that is not a
+review at all is a `BadReview` (answered with HTTP 400); an object in a review that cannot be
+parsed is denied with the parse error, like any other rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from eq_engine.rules import Operation
+
+API_VERSION = "admission.k8s.io/v1"
+
+
+class BadReview(ValueError):
+    """A request body that is not an AdmissionReview v1."""
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    uid: str
+    kind: str
+    operation: Operation
+    object: Mapping[str, Any] | None
+    old_object: Mapping[str, Any] | None
+
+
+def parse_review(body: object) -> Review:
+    if not isinstance(body, Mapping):
+        raise BadReview("expected a JSON object (an AdmissionReview)")
+    if body.get("apiVersion") != API_VERSION or body.get("kind") != "AdmissionReview":
+        raise BadReview(f"expected apiVersion {API_VERSION} and kind AdmissionReview")
+    request = body.get("request")
+    if not isinstance(request, Mapping):
+        raise BadReview("request: expected an object")
+    uid = request.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise BadReview("request.uid: expected a non-empty string")
+    kind = request.get("kind")
+    if not isinstance(kind, Mapping) or not isinstance(kind.get("kind"), str):
+        raise BadReview("request.kind.kind: expected a string")
+    try:
+        operation = Operation(str(request.get("operation")))
+    except ValueError:
+        got = request.get("operation")
+        raise BadReview(
+            f"request.operation: expected CREATE, UPDATE or DELETE, got {got!r}"
+        ) from None
+    new, old = request.get("object"), request.get("oldObject")
+    for field, value in (("object", new), ("oldObject", old)):
+        if value is not None and not isinstance(value, Mapping):
+            raise BadReview(f"request.{field}: expected an object")
+    if (operation is Operation.DELETE and old is None) or (
+        operation is not Operation.DELETE and new is None
+    ):
+        missing = "oldObject" if operation is Operation.DELETE else "object"
+        raise BadReview(f"request.{missing}: required for {operation}")
+    return Review(uid=uid, kind=kind["kind"], operation=operation, object=new, old_object=old)
+
+
+def response(
+    uid: str, *, allowed: bool, message: str = "", warnings: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The AdmissionReview answer; a denial carries HTTP-style status 403 and the message."""
+    answer: dict[str, Any] = {"uid": uid, "allowed": allowed}
+    if not allowed:
+        answer["status"] = {"code": 403, "reason": "Forbidden", "message": message}
+    if warnings:
+        answer["warnings"] = list(warnings)
+    return {"apiVersion": API_VERSION, "kind": "AdmissionReview", "response": answer}

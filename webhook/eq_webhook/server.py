@@ -1,0 +1,127 @@
+"""The webhook's HTTP side: admissions over TLS, health and metrics over plain HTTP.
+
+    POST https://:9443/validate/elasticquotas   AdmissionReview v1 for ElasticQuota
+    POST https://:9443/validate/pods            AdmissionReview v1 for Pod
+    GET  http://:8080/healthz                   200 while the process serves
+    GET  http://:8080/readyz                    200 once the watches have loaded the cluster
+    GET  http://:8080/metrics                   Prometheus text format
+
+The certificate and key files are re-read when they change on disk (cert-manager rotation,
+a renewed Secret), without a restart: new connections get the new certificate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from .admission import KINDS, PodLister, admit
+from .logs import logger
+from .metrics import Metrics
+from .reviews import BadReview, parse_review
+from .state import ClusterState
+
+MAX_BODY = 8 * 2**20
+"""Bytes: an AdmissionReview carries an object and its old version, each at most ~1.5 MiB."""
+
+_PATHS = {"ElasticQuota": "/validate/elasticquotas", "Pod": "/validate/pods"}
+
+
+@dataclass(frozen=True)
+class TLSFiles:
+    certificate: str
+    key: str
+
+    def stamp(self) -> tuple[float, float]:
+        return os.stat(self.certificate).st_mtime, os.stat(self.key).st_mtime
+
+
+def tls_context(files: TLSFiles) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(files.certificate, files.key)
+    return context
+
+
+async def reload_certificates(context: ssl.SSLContext, files: TLSFiles, interval: float) -> None:
+    """Load the files again whenever they change; keep the old pair if the new one is bad."""
+    stamp = files.stamp()
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            current = files.stamp()
+            if current != stamp:
+                context.load_cert_chain(files.certificate, files.key)
+                stamp = current
+                logger.info("loaded the renewed TLS certificate from %s", files.certificate)
+        except (OSError, ssl.SSLError) as error:  # e.g. half-written during a rotation
+            logger.warning("cannot load the TLS certificate yet: %s", error)
+
+
+def admission_app(state: ClusterState, list_pods: PodLister, metrics: Metrics) -> web.Application:
+    app = web.Application(client_max_size=MAX_BODY)
+    for kind in KINDS:
+        app.router.add_post(_PATHS[kind], _admission_handler(kind, state, list_pods, metrics))
+    return app
+
+
+def _admission_handler(
+    kind: str, state: ClusterState, list_pods: PodLister, metrics: Metrics
+) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def handle(request: web.Request) -> web.Response:
+        started = time.perf_counter()
+        operation, result = "unknown", "error"
+        try:
+            body = json.loads(await request.read())
+            review = parse_review(body)
+            operation = review.operation.value
+            answer = await admit(review, kind=kind, state=state, list_pods=list_pods)
+            result = "allowed" if answer["response"]["allowed"] else "denied"
+            return web.json_response(answer)
+        except (ValueError, UnicodeDecodeError) as error:  # BadReview and bad JSON alike
+            message = str(error) if isinstance(error, BadReview) else f"invalid JSON: {error}"
+            return web.json_response({"error": message}, status=400)
+        finally:
+            metrics.admissions.labels(kind, operation, result).inc()
+            metrics.latency.labels(kind).observe(time.perf_counter() - started)
+
+    return handle
+
+
+def probes_app(state: ClusterState, metrics: Metrics) -> web.Application:
+    async def healthz(_: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def readyz(_: web.Request) -> web.Response:
+        if state.ready:
+            return web.Response(text="ok\n")
+        missing = sorted({"ElasticQuota", "Node"} - state.synced)
+        return web.Response(status=503, text=f"not loaded yet: {', '.join(missing)}\n")
+
+    async def metrics_page(_: web.Request) -> web.Response:
+        return web.Response(
+            body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+        )
+
+    app = web.Application()
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics_page)
+    return app
+
+
+async def start_site(
+    app: web.Application, host: str, port: int, context: ssl.SSLContext | None = None
+) -> web.AppRunner:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port, ssl_context=context).start()
+    return runner
