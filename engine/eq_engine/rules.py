@@ -161,19 +161,20 @@ def _parent_link_problems(quota: Quota, catalog: Catalog) -> Iterator[Problem]:
 
 def _key_problems(child: Quota, parent: Quota, *, subject: Quota) -> Iterator[Problem]:
     """A child's max resources are its parent's, its min resources among the parent's min."""
+    whose = "" if child is subject else f"child {child.name}'s "
     if set(child.max) != set(parent.max):
         yield quota_problem(
             subject,
             "spec.max",
-            f"{child.name}'s resources {_keys(child.max)} differ from "
-            f"parent {parent.name}'s {_keys(parent.max)}",
+            f"{whose}resources {_keys(child.max)} differ from parent {parent.name}'s "
+            f"{_keys(parent.max)}",
         )
     extra = set(child.min) - set(parent.min)
     if extra:
         yield quota_problem(
             subject,
             "spec.min",
-            f"{child.name}'s resources {_keys(extra)} are not in parent {parent.name}'s min",
+            f"{whose}resources {_keys(extra)} are not in parent {parent.name}'s min",
         )
 
 

@@ -1,0 +1,218 @@
+"""The real webhook process (`elastic-quota webhook`), served with test certificates against an
+emulated API server, and a client that talks to it as the API server does."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import pytest_asyncio
+import trustme
+from kmock._internal.apps import Server
+
+from tests.kube import Emulator, declare_resources, store, write_kubeconfig
+from tests.manifests import node, pod, quota
+
+REPO = Path(__file__).resolve().parents[2]
+REVIEW = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}
+KINDS = {
+    "ElasticQuota": ("scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas"),
+    "Pod": ("", "v1", "pods"),
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def review(
+    operation: str,
+    *,
+    new: dict[str, Any] | None = None,
+    old: dict[str, Any] | None = None,
+    kind: str | None = None,
+    uid: str = "review-1",
+) -> dict[str, Any]:
+    """An AdmissionReview v1 as the API server sends it."""
+    subject = new if new is not None else old
+    assert subject is not None
+    kind = kind or subject["kind"]
+    group, version, resource = KINDS.get(kind, ("apps", "v1", kind.lower() + "s"))
+    return {
+        **REVIEW,
+        "request": {
+            "uid": uid,
+            "kind": {"group": group, "version": version, "kind": kind},
+            "resource": {"group": group, "version": version, "resource": resource},
+            "operation": operation,
+            "namespace": subject["metadata"].get("namespace"),
+            "name": subject["metadata"]["name"],
+            "userInfo": {"username": "tests"},
+            "object": new,
+            "oldObject": old,
+            "dryRun": False,
+        },
+    }
+
+
+@dataclass
+class Certificates:
+    ca: trustme.CA
+    cert_file: Path
+    key_file: Path
+
+    @classmethod
+    def issue(cls, directory: Path, ca: trustme.CA | None = None) -> Certificates:
+        ca = ca or trustme.CA()
+        issued = ca.issue_cert("127.0.0.1", "localhost")
+        cert_file, key_file = directory / "tls.crt", directory / "tls.key"
+        issued.cert_chain_pems[0].write_to_path(cert_file)
+        issued.private_key_pem.write_to_path(key_file)
+        return cls(ca, cert_file, key_file)
+
+    def client_context(self) -> ssl.SSLContext:
+        context = ssl.create_default_context()
+        self.ca.configure_trust(context)
+        return context
+
+
+@dataclass
+class Webhook:
+    url: str
+    probes: str
+    session: aiohttp.ClientSession
+    context: ssl.SSLContext
+    process: subprocess.Popen[bytes]
+
+    async def post(self, path: str, body: Any) -> aiohttp.ClientResponse:
+        data = body if isinstance(body, bytes) else None
+        response = await self.session.post(
+            self.url + path, data=data, json=None if data is not None else body, ssl=self.context
+        )
+        await response.read()
+        return response
+
+    async def review(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The `response` of an AdmissionReview, sent to the endpoint of its kind."""
+        path = {"ElasticQuota": "/validate/elasticquotas", "Pod": "/validate/pods"}[
+            body["request"]["kind"]["kind"]
+        ]
+        response = await self.post(path, body)
+        assert response.status == 200, await response.text()
+        answer = await response.json()
+        assert answer["response"]["uid"] == body["request"]["uid"]
+        return answer["response"]  # type: ignore[no-any-return]
+
+
+async def start_webhook(
+    tmp: Path, api_url: str, certificates: Certificates, *extra: str
+) -> Webhook:
+    port, probe_port = free_port(), free_port()
+    kubeconfig = write_kubeconfig(tmp / "kubeconfig", api_url)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "eq_cli.main",
+            "webhook",
+            "--address",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--probe-port",
+            str(probe_port),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--cert-file",
+            str(certificates.cert_file),
+            "--key-file",
+            str(certificates.key_file),
+            *extra,
+        ],
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(str(REPO / d) for d in ("engine", "cli", "webhook")),
+        },
+    )
+    session = aiohttp.ClientSession()
+    webhook = Webhook(
+        f"https://127.0.0.1:{port}",
+        f"http://127.0.0.1:{probe_port}",
+        session,
+        certificates.client_context(),
+        process,
+    )
+    for _ in range(200):  # up to 20 s for the interpreter, imports and the first listings
+        try:
+            async with session.get(webhook.probes + "/readyz") as response:
+                if response.status == 200:
+                    return webhook
+        except aiohttp.ClientConnectionError:
+            pass
+        assert process.poll() is None, "the webhook exited while starting"
+        await asyncio.sleep(0.1)
+    raise AssertionError("the webhook did not become ready")
+
+
+async def stop_webhook(webhook: Webhook) -> None:
+    await webhook.session.close()
+    webhook.process.send_signal(signal.SIGTERM)
+    code = await asyncio.to_thread(webhook.process.wait, 10)
+    assert code == 0, f"the webhook exited with {code}"
+
+
+def cluster_objects() -> list[dict[str, Any]]:
+    """dept-a (ml, web), dept-b (nlp, shared), the leaf solo, an empty parent, pods, a node."""
+    res = {"cpu": 200, "memory": "200Gi"}
+    return [
+        quota("dept-a", is_parent=True, min={"cpu": 100, "memory": "100Gi"}, max=res),
+        quota(
+            "ml", namespace="team-ml", parent="dept-a", min={"cpu": 80, "memory": "60Gi"}, max=res
+        ),
+        quota("web", namespace="web", parent="dept-a", min={"cpu": 10}, max=res),
+        quota("dept-b", is_parent=True, min={"cpu": 50}, max=res, namespaces=["dept-b-ns"]),
+        quota("nlp", namespace="nlp", parent="dept-b", min={"cpu": 20}, max=res),
+        quota("shared", parent="dept-b", min={"cpu": 20}, max=res, namespaces=["shared-1"]),
+        quota("solo", min={"cpu": 10}, max=res),
+        quota("empty", is_parent=True, max=res),
+        quota("koordinator-default-quota", namespace="koordinator-system", max=res),
+        *(pod(f"solo-{i}", quota="solo", cpu="1") for i in range(5)),
+        pod("tagger", namespace="nlp", cpu="1"),
+        pod("trainer", namespace="team-ml", quota="ml", cpu="1"),
+        node("n1", cpu="200", memory="400Gi"),
+    ]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def api() -> AsyncIterator[Emulator]:
+    async with Emulator() as emulator, Server(emulator):
+        declare_resources(emulator)
+        store(emulator, *cluster_objects())
+        yield emulator
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
+    return Certificates.issue(tmp_path_factory.mktemp("tls"))
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def webhook(
+    api: Emulator, certificates: Certificates, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Webhook]:
+    running = await start_webhook(tmp_path_factory.mktemp("webhook"), str(api.url), certificates)
+    yield running
+    await stop_webhook(running)
