@@ -118,8 +118,10 @@ class Webhook:
 
 
 async def start_webhook(
-    tmp: Path, api_url: str, certificates: Certificates, *extra: str
+    tmp: Path, api_url: str, certificates: Certificates, *extra: str, wait: float = 20.0
 ) -> Webhook:
+    """Start `elastic-quota webhook`; wait up to `wait` seconds for it to be ready (0: only for
+    it to listen)."""
     port, probe_port = free_port(), free_port()
     kubeconfig = write_kubeconfig(tmp / "kubeconfig", api_url)
     process = subprocess.Popen(
@@ -155,15 +157,20 @@ async def start_webhook(
         certificates.client_context(),
         process,
     )
-    for _ in range(200):  # up to 20 s for the interpreter, imports and the first listings
+    deadline = asyncio.get_running_loop().time() + max(wait, 20.0)
+    ready_by = asyncio.get_running_loop().time() + wait
+    while asyncio.get_running_loop().time() < deadline:
         try:
             async with session.get(webhook.probes + "/readyz") as response:
-                if response.status == 200:
+                if response.status == 200 or not wait:
                     return webhook
         except aiohttp.ClientConnectionError:
             pass
         assert process.poll() is None, "the webhook exited while starting"
+        if wait and asyncio.get_running_loop().time() > ready_by:
+            break
         await asyncio.sleep(0.1)
+    await stop_webhook(webhook)
     raise AssertionError("the webhook did not become ready")
 
 
