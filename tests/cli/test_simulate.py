@@ -181,6 +181,20 @@ def test_problems_are_reported_not_fatal(tmp_path):
     assert "ElasticQuota x/orphan" in result.stdout and "'ghost' does not exist" in result.stdout
 
 
+def test_simulate_reports_what_the_webhook_would_deny(tmp_path):
+    path = write(
+        tmp_path, "rules.yaml",
+        quota("dept", is_parent=True, min={"cpu": 10}, max={"cpu": 20}),
+        quota("a", parent="dept", min={"cpu": 8}, max={"cpu": 20}),
+        quota("b", parent="dept", min={"cpu": 30}, max={"cpu": 20}),
+    )
+    report = json.loads(simulate("-f", path, "-o", "json").stdout)
+    assert report["problems"] == [
+        "ElasticQuota quotas/b: spec.min.cpu: 30 exceeds spec.max.cpu 20",
+        "ElasticQuota quotas/dept: spec.min.cpu: 10 is below its children's min 38",
+    ]
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [

@@ -6,8 +6,8 @@ review after a change, so a burst of watch events costs one rebuild.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from eq_engine import EngineConfig, Node, Quota, QuotaError, parse_node, parse_quota
 from eq_engine.catalog import Catalog, build_catalog
@@ -21,6 +21,7 @@ class ClusterState:
         self._quotas: dict[tuple[str, str], Quota] = {}
         self._nodes: dict[str, Node] = {}
         self._catalog: Catalog | None = None
+        self._capacity: dict[str, int] | None = None
         self.synced: set[str] = set()
         """The watched kinds whose first listing has been loaded."""
 
@@ -35,11 +36,13 @@ class ClusterState:
         return self._catalog
 
     def capacity(self) -> dict[str, int]:
-        total: dict[str, int] = {}
-        for node in self._nodes.values():
-            for name, amount in node.allocatable.items():
-                total[name] = total.get(name, 0) + amount
-        return total
+        """The sum of every node's allocatable (recomputed after a node event)."""
+        if self._capacity is None:
+            self._capacity = {}
+            for node in self._nodes.values():
+                for name, amount in node.allocatable.items():
+                    self._capacity[name] = self._capacity.get(name, 0) + amount
+        return self._capacity
 
     def replace(self, kind: str, objects: list[Mapping[str, Any]]) -> None:
         """A fresh listing: forget what it does not contain."""
@@ -48,6 +51,7 @@ class ClusterState:
             self._catalog = None
         else:
             self._nodes.clear()
+            self._capacity = None
         for raw in objects:
             self.apply(kind, "ADDED", raw)
         self.synced.add(kind)
@@ -62,13 +66,20 @@ class ClusterState:
                 self._quotas.pop(key, None)
             elif (quota := _parsed(parse_quota, raw)) is not None:
                 self._quotas[key] = quota
-        elif event == "DELETED":
-            self._nodes.pop(key[1], None)
-        elif (node := _parsed(parse_node, raw)) is not None:
-            self._nodes[key[1]] = node
+        else:
+            self._capacity = None
+            if event == "DELETED":
+                self._nodes.pop(key[1], None)
+            elif (node := _parsed(parse_node, raw)) is not None:
+                self._nodes[key[1]] = node
 
 
-def _parsed(parse: Any, raw: Mapping[str, Any]) -> Any:
+_Parsed = TypeVar("_Parsed", Quota, Node)
+
+
+def _parsed(
+    parse: Callable[[Mapping[str, Any]], _Parsed], raw: Mapping[str, Any]
+) -> _Parsed | None:
     """An object the cluster holds but the engine cannot read is left out, and logged."""
     try:
         return parse(raw)
