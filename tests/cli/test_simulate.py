@@ -183,7 +183,8 @@ def test_problems_are_reported_not_fatal(tmp_path):
 
 def test_simulate_reports_what_the_webhook_would_deny(tmp_path):
     path = write(
-        tmp_path, "rules.yaml",
+        tmp_path,
+        "rules.yaml",
         quota("dept", is_parent=True, min={"cpu": 10}, max={"cpu": 20}),
         quota("a", parent="dept", min={"cpu": 8}, max={"cpu": 20}),
         quota("b", parent="dept", min={"cpu": 30}, max={"cpu": 20}),

@@ -59,6 +59,13 @@ def raw_quota(name: str, **metadata: Any) -> dict[str, Any]:
     return obj
 
 
+def strict(*, max: dict[str, Any], used: dict[str, Any]) -> dict[str, Any]:
+    """A group whose max must cover its status.used on cpu."""
+    obj = raw_quota("t", annotations={P + "max-strict-check-resource-keys": '["cpu"]'})
+    obj["spec"]["max"] = max
+    return {**obj, "status": {"used": used}}
+
+
 ROOT, SYSTEM, DEFAULT = (
     "koordinator-root-quota",
     "koordinator-system-quota",
@@ -130,32 +137,12 @@ DENIED = [
     ),
     (
         "strict key above used",
-        create(
-            {
-                **quota("t", max={"cpu": 4, "memory": 1}, labels={}),
-                "metadata": {
-                    "name": "t",
-                    "namespace": "quotas",
-                    "annotations": {P + "max-strict-check-resource-keys": '["cpu"]'},
-                },
-                "status": {"used": {"cpu": 6}},
-            }
-        ),
+        create(strict(max={"cpu": 4, "memory": 1}, used={"cpu": 6})),
         f"spec.max.cpu: 4 is below status.used.cpu 6 ({P}max-strict-check-resource-keys)",
     ),
     (
         "strict key missing",
-        create(
-            {
-                **quota("t", max={"memory": 1}),
-                "metadata": {
-                    "name": "t",
-                    "namespace": "quotas",
-                    "annotations": {P + "max-strict-check-resource-keys": '["cpu"]'},
-                },
-                "status": {"used": {"cpu": 6}},
-            }
-        ),
+        create(strict(max={"memory": 1}, used={"cpu": 6})),
         "spec.max: has no cpu, but",
     ),
     (
