@@ -39,6 +39,42 @@ def names(text: str) -> frozenset[str]:
     return frozenset(part.strip() for part in text.split(",") if part.strip())
 
 
+def boolean(text: str) -> bool:
+    """`true`/`false` (also yes/no, 1/0, on/off), for flags and their variables alike."""
+    value = text.strip().lower()
+    if value in ("true", "yes", "1", "on"):
+        return True
+    if value in ("false", "no", "0", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"{text!r}: expected true or false")
+
+
+def add_kubeconfig_argument(group: Any) -> None:
+    add(
+        group,
+        "--kubeconfig",
+        default=None,
+        help="kubeconfig to use outside a cluster (inside: the service account)",
+    )
+
+
+def add_log_arguments(group: Any) -> None:
+    add(
+        group,
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="log verbosity",
+    )
+    add(
+        group,
+        "--log-format",
+        default="text",
+        choices=["text", "json"],
+        help="text lines, or one JSON object per line",
+    )
+
+
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     defaults = EngineConfig()
     group = parser.add_argument_group("quota groups")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from eq_engine import QuantityError, to_canonical
 
-from . import flags
+from . import flags, logs
 from .loading import LoadError, load
 from .output import RENDERERS
 from .simulate import simulate
@@ -72,7 +72,155 @@ def parser() -> argparse.ArgumentParser:
         "-o", "--output", choices=sorted(RENDERERS), default="table", help="default: table"
     )
     _webhook_parser(commands)
+    _operator_parser(commands)
     return main
+
+
+def _operator_parser(commands: Any) -> None:
+    op = commands.add_parser(
+        "operator",
+        help="run the operator: quota numbers, pod labels and reclaim in a live cluster",
+        description=(
+            "Keep every ElasticQuota's runtime/request/used and every scheduled pod's capacity "
+            "label true, and evict borrowed pods when their owners need the capacity back. "
+            "Several replicas may run: the holder of a Lease writes and evicts."
+        ),
+    )
+    run = op.add_argument_group("running")
+    flags.add(
+        run,
+        "--watch-namespaces",
+        default="",
+        help="comma-separated namespaces to watch; empty: all of them",
+        type=flags.names,
+    )
+    flags.add(
+        run,
+        "--batch-interval",
+        default=0.5,
+        type=float,
+        help="seconds between recomputes (a burst of events costs one)",
+    )
+    flags.add(
+        run,
+        "--probe-port",
+        default=8080,
+        type=int,
+        help="HTTP port of /healthz, /readyz and /metrics",
+    )
+    flags.add(
+        run,
+        "--lease-name",
+        default="elastic-quota-operator",
+        help="the Lease, in the built-in groups' namespace, that elects the writer",
+    )
+    flags.add(
+        run,
+        "--lease-duration",
+        default=15.0,
+        type=float,
+        help="seconds without renewal before a stand-by takes over",
+    )
+    flags.add(run, "--identity", default="", help="this replica's name in the Lease (the pod's)")
+    flags.add_kubeconfig_argument(run)
+    flags.add_log_arguments(run)
+    reclaim = op.add_argument_group("reclaim")
+    flags.add(
+        reclaim,
+        "--reclaim",
+        default=True,
+        type=flags.boolean,
+        help="evict borrowed pods when a group's used stays above its runtime",
+    )
+    flags.add(
+        reclaim,
+        "--reclaim-interval",
+        default=1.0,
+        type=float,
+        help="seconds between looks at every group",
+    )
+    flags.add(
+        reclaim,
+        "--reclaim-delay",
+        default=120.0,
+        type=float,
+        help="seconds a group must stay above its runtime before its pods are evicted",
+    )
+    flags.add(
+        reclaim,
+        "--max-evictions",
+        default=5,
+        type=int,
+        help="pods evicted per group per round at most",
+    )
+    flags.add(
+        reclaim,
+        "--dry-run",
+        default=False,
+        type=flags.boolean,
+        help="only report (Events, logs, metrics) what would be evicted",
+    )
+    flags.add_engine_arguments(op)
+    groups = op.add_argument_group("default group and algorithm")
+    flags.add(
+        groups,
+        "--default-min",
+        default=None,
+        type=_capacity,
+        help="min of the default group, RES=QTY[,RES=QTY...]",
+    )
+    flags.add(
+        groups,
+        "--default-max",
+        default=None,
+        type=_capacity,
+        help="max of the default group; unset: unlimited",
+    )
+    flags.add(
+        groups,
+        "--min-scaling",
+        default=True,
+        type=flags.boolean,
+        help="scale children's mins down when their parent's total cannot cover them",
+    )
+
+
+def _operator(args: argparse.Namespace) -> int:
+    from eq_operator.main import serve  # imported here: simulate needs no server libraries
+    from eq_operator.settings import OperatorSettings, ReclaimSettings
+
+    from .kubeclient import connect
+
+    logs.configure(args.log_level, args.log_format)
+    if args.kubeconfig:  # Kopf logs in by itself and reads this variable
+        os.environ["KUBECONFIG"] = args.kubeconfig
+    settings = OperatorSettings(
+        engine=flags.engine_config(
+            args,
+            default_min=args.default_min or {},
+            default_max=args.default_max,
+            min_scaling=args.min_scaling,
+        ),
+        reclaim=ReclaimSettings(
+            enabled=args.reclaim,
+            interval=args.reclaim_interval,
+            delay=args.reclaim_delay,
+            max_evictions=args.max_evictions,
+            dry_run=args.dry_run,
+        ),
+        namespaces=tuple(sorted(args.watch_namespaces)),
+        batch_interval=args.batch_interval,
+        probe_port=args.probe_port,
+        lease_name=args.lease_name,
+        lease_duration=args.lease_duration,
+        identity=args.identity,
+    )
+
+    async def run() -> None:
+        await serve(settings, await connect(args.kubeconfig))
+
+    asyncio.run(run())
+    return 0
 
 
 def _webhook_parser(commands: Any) -> None:
@@ -109,19 +257,8 @@ def _webhook_parser(commands: Any) -> None:
         type=float,
         help="seconds between checks of the certificate files",
     )
-    flags.add(
-        server,
-        "--kubeconfig",
-        default=None,
-        help="kubeconfig to use outside a cluster (inside: the service account)",
-    )
-    flags.add(
-        server,
-        "--log-level",
-        default="info",
-        choices=["debug", "info", "warning", "error"],
-        help="log verbosity",
-    )
+    flags.add_kubeconfig_argument(server)
+    flags.add_log_arguments(server)
     flags.add_engine_arguments(hook)
 
 
@@ -131,9 +268,9 @@ def _webhook(args: argparse.Namespace) -> int:
     from eq_webhook.main import serve  # imported here: simulate needs no server libraries
     from eq_webhook.settings import WebhookSettings
 
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    from .kubeclient import connect
+
+    logs.configure(args.log_level, args.log_format)
     settings = WebhookSettings(
         cert_file=args.cert_file,
         key_file=args.key_file,
@@ -141,10 +278,13 @@ def _webhook(args: argparse.Namespace) -> int:
         port=args.port,
         probe_port=args.probe_port,
         cert_check_interval=args.cert_check_interval,
-        kubeconfig=args.kubeconfig,
         engine=flags.engine_config(args),
     )
-    asyncio.run(serve(settings))
+
+    async def run() -> None:
+        await serve(settings, await connect(args.kubeconfig))
+
+    asyncio.run(run())
     return 0
 
 
@@ -152,6 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "webhook":
         return _webhook(args)
+    if args.command == "operator":
+        return _operator(args)
     return _simulate(args)
 
 

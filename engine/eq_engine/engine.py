@@ -11,7 +11,7 @@ Numbers live in int64 arrays indexed by (group, resource), in the order of `tree
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -107,8 +107,11 @@ class QuotaEngine:
     # ---------------------------------------------------------------- events
 
     def set_quota(self, quota: Quota) -> None:
-        self._quotas[(quota.namespace, quota.name)] = quota
-        self._tree_dirty = True
+        """Add or update a group; an unchanged one (e.g. only its status moved) costs nothing."""
+        key = (quota.namespace, quota.name)
+        if self._quotas.get(key) != quota:
+            self._quotas[key] = quota
+            self._tree_dirty = True
 
     def remove_quota(self, namespace: str, name: str) -> None:
         if self._quotas.pop((namespace, name), None) is not None:
@@ -148,13 +151,15 @@ class QuotaEngine:
 
     def set_pod(self, pod: Pod) -> None:
         """Add or update a pod; a finished pod counts nowhere and loses its label."""
+        old = self._pods.get(pod.key)
+        if old is not None and old.pod == pod:
+            return  # e.g. only its label or its status conditions moved
         if pod.terminal:
             if pod.key in self._labels:
                 self._finished[pod.key] = None
             self.remove_pod(pod.key)
             return
         self._finished.pop(pod.key, None)
-        old = self._pods.get(pod.key)
         member = _Member(pod)
         self._pods[pod.key] = member
         if self._tree_dirty:
@@ -241,13 +246,31 @@ class QuotaEngine:
     def group_of(self, pod_key: str) -> str:
         return self._tree.groups[self._pods[pod_key].group].name
 
+    def pod_request(self, pod_key: str) -> dict[str, int]:
+        """What the pod counts for in its group: its request on the group's resources."""
+        member = self._pods[pod_key]
+        return {n: v for n, v in zip(self._resources, member.request, strict=True) if v}
+
+    def pod_uid(self, pod_key: str) -> str:
+        return self._pods[pod_key].pod.uid
+
+    def capacity_label(self, pod_key: str) -> str | None:
+        """The pod's `in-quota`/`over-quota` label; None while pending, finished or unknown."""
+        return self._labels.get(pod_key)
+
     def pods(self) -> Iterator[tuple[Pod, str, str | None]]:
         """Every pod with its group and capacity label (`None` while pending)."""
         for key, member in self._pods.items():
             yield member.pod, self._tree.groups[member.group].name, self._labels.get(key)
 
-    def reclaim_plan(self) -> dict[str, list[str]]:
-        """For each group whose used exceeds its runtime: the pods to evict, in order."""
+    def reclaim_plan(self, *, keep: Collection[str] = ()) -> dict[str, list[str]]:
+        """For each group whose used exceeds its runtime: the pods to evict, in order.
+
+        Pods already terminating count as returned (they are not evicted twice, and nothing
+        else is evicted in their place); pods in `keep` (e.g. a PodDisruptionBudget refused
+        them) stay, and others are chosen instead. A group listed with no pods is over its
+        runtime but has nothing of its own left to evict.
+        """
         arrays = self._arrays
         assert arrays is not None and not self._tree_dirty
         used = arrays.total[:, self._block(_USED)]
@@ -255,13 +278,22 @@ class QuotaEngine:
         over[[ROOT, SYSTEM]] = False
         plans: dict[str, list[str]] = {}
         for group in np.flatnonzero(over).tolist():
+            members = [m for m in self._members[group] if m.pod.scheduled]
+            leaving = [m.request for m in members if m.pod.terminating]
             candidates = sorted(
-                (m for m in self._members[group] if m.pod.scheduled and m.pod.preemptible),
+                (
+                    m
+                    for m in members
+                    if m.pod.preemptible and not m.pod.terminating and m.pod.key not in keep
+                ),
                 key=lambda m: classification.importance(m.pod),
                 reverse=True,
             )
             chosen = reclaim.plan(
-                used=used[group],
+                used=used[group]
+                - np.array(leaving, dtype=np.int64)
+                .reshape(len(leaving), len(self._resources))
+                .sum(axis=0),
                 runtime=arrays.runtime[group],
                 limited=arrays.has_runtime[group],
                 candidates=[np.array(m.request, dtype=np.int64) for m in candidates],

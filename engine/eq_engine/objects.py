@@ -44,6 +44,8 @@ class _Model(BaseModel):
 class _Metadata(_Model):
     name: str
     namespace: str = ""
+    uid: str = ""
+    deletion_timestamp: datetime | None = Field(None, alias="deletionTimestamp")
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
 
@@ -140,6 +142,8 @@ class Pod:
 
     key: str
     """`namespace/name`."""
+    uid: str = field(compare=False)
+    """For Events about the pod; not part of what the accounting compares."""
     namespace: str
     quota_labels: tuple[str | None, str | None]
     """(`name`, `quota-name`) pod labels as written."""
@@ -151,6 +155,8 @@ class Pod:
     """Seconds since the epoch, or `None` while the pod has not started."""
     node_name: str
     phase: str
+    terminating: bool
+    """Deletion has begun (`metadata.deletionTimestamp`): still counted, no longer evicted."""
     request: ResourceList
     """The pod's request as Kubernetes counts it (see `requests.py`), not yet masked."""
 
@@ -266,6 +272,7 @@ def parse_pod(raw: RawObject) -> Pod:
     )
     return Pod(
         key=f"{namespace}/{metadata.name}",
+        uid=metadata.uid,
         namespace=namespace,
         quota_labels=_labels(
             metadata.labels.get(keys.POD_QUOTA), metadata.labels.get(keys.POD_QUOTA_SEED)
@@ -275,6 +282,7 @@ def parse_pod(raw: RawObject) -> Pod:
         priority=spec.priority,
         start_time=_timestamp(parsed.status.start_time),
         node_name=sys.intern(spec.node_name),
+        terminating=metadata.deletion_timestamp is not None,
         phase=sys.intern(parsed.status.phase),
         request=_shared(tuple(sorted(request.items()))),
     )

@@ -135,6 +135,21 @@ def test_borrower_returns_what_a_lender_asks_back_taking_only_over_quota_pods():
     assert engine.reclaim_plan() == {"borrower": ["apps/b4", "apps/b3", "apps/b2"]}
 
 
+def test_terminating_pods_count_as_returned_and_kept_pods_are_replaced():
+    def borrower(*extra):
+        objects = [quota("t", max={"cpu": 2})]
+        objects += [pod(f"p{i}", quota="t", cpu="1", priority=10 - i) for i in range(4)]
+        return run(*objects, *extra, capacity={"cpu": 10})
+
+    assert borrower().reclaim_plan() == {"t": ["apps/p3", "apps/p2"]}
+    leaving = pod("p3", quota="t", cpu="1", priority=7)
+    leaving["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
+    # p3 is on its way out: only p2 more is needed, and p3 is not evicted again
+    assert borrower(leaving).reclaim_plan() == {"t": ["apps/p2"]}
+    # a PodDisruptionBudget refused p3: p1 goes in its place
+    assert borrower().reclaim_plan(keep={"apps/p3"}) == {"t": ["apps/p2", "apps/p1"]}
+
+
 def test_default_group_is_reclaimed_against_its_max():
     engine = run(
         quota(DEFAULT, namespace="koordinator-system", max={"cpu": 1}),

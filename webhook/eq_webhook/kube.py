@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
 from eq_engine import ObjectError, Pod, keys, parse_pod
 from eq_engine.rules import BoundPodQuery
-from kubernetes_asyncio import client, config, watch
+from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from .admission import PodLookupError
@@ -22,15 +21,6 @@ from .state import ClusterState
 GROUP, VERSION, PLURAL = "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas"
 WATCH_TIMEOUT = 300  # seconds: the API server ends each watch; the loop resumes it
 RETRY_DELAY = 2.0  # seconds between attempts after an API error
-
-
-async def connect(kubeconfig: str | None) -> client.ApiClient:
-    """In the cluster, the pod's service account; elsewhere, the kubeconfig."""
-    if kubeconfig is None and config.incluster_config.SERVICE_HOST_ENV_NAME in os.environ:
-        config.load_incluster_config()  # type: ignore[no-untyped-call]
-    else:
-        await config.load_kube_config(config_file=kubeconfig)
-    return client.ApiClient()
 
 
 def _list_call(api: client.ApiClient, kind: str) -> Callable[..., Awaitable[Any]]:

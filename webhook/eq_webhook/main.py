@@ -6,8 +6,10 @@ import asyncio
 import contextlib
 import signal
 
+from kubernetes_asyncio import client
+
 from .admission import KINDS
-from .kube import connect, follow, pod_lister
+from .kube import follow, pod_lister
 from .logs import logger
 from .metrics import Metrics
 from .server import (
@@ -22,11 +24,10 @@ from .settings import WebhookSettings
 from .state import ClusterState
 
 
-async def serve(settings: WebhookSettings) -> None:
+async def serve(settings: WebhookSettings, api: client.ApiClient) -> None:
     """Serve until SIGTERM or SIGINT."""
     files = TLSFiles(settings.cert_file, settings.key_file)
     context = tls_context(files)  # fail at start, not at the first review, on a bad pair
-    api = await connect(settings.kubeconfig)
     state = ClusterState(settings.engine)
     metrics = Metrics()
     stop = asyncio.Event()

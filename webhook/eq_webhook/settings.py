@@ -20,6 +20,4 @@ class WebhookSettings:
     """Plain HTTP port of /healthz, /readyz and /metrics, for kubelet and Prometheus."""
     cert_check_interval: float = 10.0
     """Seconds between checks of the certificate files for a rotation."""
-    kubeconfig: str | None = None
-    """Outside a cluster: the kubeconfig to use; inside, the service account is used."""
     engine: EngineConfig = field(default_factory=EngineConfig)

@@ -1,0 +1,115 @@
+"""The operator process: Kopf's watches, the loop, the Lease, probes and metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import time
+import uuid
+from typing import Any
+
+import kopf
+from aiohttp import web
+from eq_engine import QuotaEngine
+from kubernetes_asyncio import client
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from . import observing
+from .builtins import ensure_builtins
+from .leadership import Leadership
+from .logs import logger
+from .metrics import Metrics
+from .operating import Loop
+from .reclaiming import Reclaimer, eviction_api
+from .settings import OperatorSettings
+from .view import ClusterView
+from .writing import Writer
+
+
+def _probes(view: ClusterView, loop: Loop, metrics: Metrics, stale_after: float) -> web.Application:
+    async def healthz(_: web.Request) -> web.Response:
+        age = time.monotonic() - loop.heartbeat
+        if age > stale_after:
+            return web.Response(status=503, text=f"the loop last ran {age:.0f}s ago\n")
+        return web.Response(text="ok\n")
+
+    async def readyz(_: web.Request) -> web.Response:
+        if view.synced:
+            return web.Response(text="ok\n")
+        return web.Response(status=503, text="the initial listings are not loaded yet\n")
+
+    async def page(_: web.Request) -> web.Response:
+        return web.Response(
+            body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+        )
+
+    app = web.Application()
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", page)
+    return app
+
+
+async def serve(
+    settings: OperatorSettings, api: client.ApiClient, stop: asyncio.Event | None = None
+) -> None:
+    """Run until SIGTERM/SIGINT (or `stop`); on the way out, give the Lease up."""
+    view = ClusterView(QuotaEngine(settings.engine))
+    metrics = Metrics()
+    reclaimer = Reclaimer(view, eviction_api(api), settings.reclaim, metrics)
+    loop = Loop(view, Writer(api, view, metrics), reclaimer, metrics, settings)
+    identity = settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
+    leadership = Leadership(
+        api,
+        namespace=settings.engine.namespace,
+        name=settings.lease_name,
+        identity=identity,
+        duration=settings.lease_duration,
+        on_change=loop.leading_changed,
+    )
+    registry = kopf.OperatorRegistry()
+    tasks: list[asyncio.Task[Any]] = []
+    runners: list[web.AppRunner] = []
+
+    @kopf.on.login(registry=registry)
+    def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+        return kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
+
+    @kopf.on.startup(registry=registry)
+    async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.posting.level = logging.INFO
+        settings.watching.server_timeout = 300
+        await ensure_builtins(api, view.engine.config)
+        runner = web.AppRunner(_probes(view, loop, metrics, stale_after=30.0), access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "0.0.0.0", probe_port).start()
+        runners.append(runner)
+        tasks.extend([asyncio.create_task(loop.run()), asyncio.create_task(leadership.run())])
+
+    @kopf.on.cleanup(registry=registry)
+    async def cleanup(**_: Any) -> None:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for runner in runners:
+            await runner.cleanup()
+
+    probe_port = settings.probe_port
+    observing.register(registry, view)
+    namespaces = sorted({*settings.namespaces, settings.engine.namespace})
+    logger.info(
+        "starting as %s; watching %s",
+        identity,
+        ", ".join(namespaces) if settings.namespaces else "all namespaces",
+    )
+    await kopf.operator(
+        registry=registry,
+        standalone=True,  # every replica watches; the Lease decides who writes
+        clusterwide=not settings.namespaces,
+        namespaces=namespaces if settings.namespaces else (),
+        stop_flag=stop,
+    )

@@ -1,0 +1,73 @@
+"""Prometheus metrics of the operator, in a registry of its own (one per operator)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from eq_engine import GroupStatus
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+_GROUP_LABELS = ["group", "namespace", "parent", "resource"]
+
+
+@dataclass
+class Metrics:
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        self.values = {
+            name: Gauge(
+                f"elastic_quota_group_{name}",
+                f"The group's {name}, in canonical units (cpu in milli-cores, memory in bytes).",
+                _GROUP_LABELS,
+                registry=r,
+            )
+            for name in ("min", "max", "request", "runtime", "used")
+        }
+        self.evictions = Counter(
+            "elastic_quota_evictions",
+            "Evictions by result: evicted, blocked (a "
+            "PodDisruptionBudget said no), gone (already deleted), failed, dry_run.",
+            ["result"],
+            registry=r,
+        )
+        self.recompute = Histogram(
+            "elastic_quota_recompute_duration_seconds",
+            "Time of one recompute of the engine.",
+            buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 2.5),
+            registry=r,
+        )
+        self.writes = Counter(
+            "elastic_quota_api_writes",
+            "Writes to the API server by object kind and result.",
+            ["kind", "result"],
+            registry=r,
+        )
+        self._series: dict[str, set[tuple[str, ...]]] = {}
+
+    def publish(self, statuses: Iterable[GroupStatus], removed: Iterable[str]) -> None:
+        """Set the gauges of changed groups; drop every series of removed groups."""
+        for name in removed:
+            self._drop(name)
+        for status in statuses:
+            self._drop(status.name)
+            series: set[tuple[str, ...]] = set()
+            values = {
+                "min": status.min,
+                "max": status.max,
+                "request": status.request,
+                "runtime": status.runtime,
+                "used": status.used,
+            }
+            for metric, resources in values.items():
+                for resource, amount in (resources or {}).items():
+                    labels = (status.name, status.namespace, status.parent or "", resource)
+                    self.values[metric].labels(*labels).set(amount)
+                    series.add((metric, *labels))
+            self._series[status.name] = series
+
+    def _drop(self, group: str) -> None:
+        for metric, *labels in self._series.pop(group, ()):
+            self.values[metric].remove(*labels)

@@ -1,0 +1,39 @@
+"""How the operator runs; `elastic-quota operator --help` documents each flag."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from eq_engine import EngineConfig
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReclaimSettings:
+    enabled: bool = True
+    interval: float = 1.0
+    """Seconds between two looks at every group's used and runtime (Koordinator: 1 s)."""
+    delay: float = 120.0
+    """Seconds a group's used must stay above its runtime before its pods are evicted
+    (Koordinator: 120 s): a short burst is not worth an eviction."""
+    max_evictions: int = 5
+    """Pods evicted per group per round at most, so one round cannot empty a group."""
+    dry_run: bool = False
+    """Only report (Events, logs, metrics) what would be evicted."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class OperatorSettings:
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    reclaim: ReclaimSettings = field(default_factory=ReclaimSettings)
+    namespaces: tuple[str, ...] = ()
+    """Namespaces whose pods and ElasticQuotas are watched; empty: all of them."""
+    batch_interval: float = 0.5
+    """Seconds between recomputes: a burst of events costs one recompute, not one each."""
+    probe_port: int = 8080
+    """Plain HTTP port of /healthz, /readyz and /metrics."""
+    lease_name: str = "elastic-quota-operator"
+    """The Lease, in the built-in groups' namespace, that elects the one replica that writes."""
+    lease_duration: float = 15.0
+    """Seconds a leader's Lease lasts without renewal before a stand-by takes over."""
+    identity: str = ""
+    """This replica's name in the Lease (the pod name); generated if empty."""

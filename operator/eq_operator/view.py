@@ -1,0 +1,180 @@
+"""What the operator knows: the engine, fed by the watches, and what our fields hold now.
+
+The writer compares what the engine wants with what the objects hold (as last seen on the
+watch), never with what it wrote before: after a restart, an object that is already right is
+not written again.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import kopf
+from eq_engine import (
+    GroupStatus,
+    ObjectError,
+    QuotaEngine,
+    format_resource_list,
+    keys,
+    parse_node,
+    parse_pod,
+    parse_quota,
+)
+
+from .logs import logger
+
+OWNED_ANNOTATIONS = (keys.RUNTIME, keys.REQUEST, keys.USED)
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaFields:
+    """The parts of an ElasticQuota the operator owns, as JSON text (None: absent)."""
+
+    annotations: tuple[str | None, str | None, str | None]
+    status_used: str | None
+
+    @classmethod
+    def of(cls, body: Mapping[str, Any]) -> QuotaFields:
+        annotations = (body.get("metadata") or {}).get("annotations") or {}
+        used = (body.get("status") or {}).get("used")
+        return cls(
+            annotations=tuple(annotations.get(k) for k in OWNED_ANNOTATIONS),  # type: ignore[arg-type]
+            status_used=None if used is None else _json(used),
+        )
+
+    @classmethod
+    def wanted(cls, status: GroupStatus) -> QuotaFields:
+        runtime = None if status.runtime is None else _json(format_resource_list(status.runtime))
+        used = _json(format_resource_list(status.used))
+        return cls(
+            annotations=(runtime, _json(format_resource_list(status.request)), used),
+            status_used=used,
+        )
+
+
+def _json(value: Any) -> str:
+    """Compact and key-sorted: equal values are equal texts."""
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """Enough of an object to patch it and to attach Events to it."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+
+    def body(self) -> kopf.Body:
+        """For `kopf.event`: the identity an Event's involvedObject needs."""
+        raw = {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "metadata": {"namespace": self.namespace, "name": self.name, "uid": self.uid},
+        }
+        return kopf.Body(cast(kopf.RawBody, raw))
+
+
+@dataclass
+class ClusterView:
+    engine: QuotaEngine
+    quota_refs: dict[str, Ref] = field(default_factory=dict)
+    """Group name to its object (names are unique; a duplicate is reported by the engine)."""
+    quota_fields: dict[str, QuotaFields] = field(default_factory=dict)
+    pod_labels: dict[str, str | None] = field(default_factory=dict)
+    """Pod key to its capacity label as the watch last showed it."""
+    unreadable: dict[str, str] = field(default_factory=dict)
+    """Object reference to the parse error of an object the engine cannot use."""
+    synced: bool = False
+    """Set once the initial listings are in the engine: no decision is taken before."""
+    dirty: bool = True
+    touched_quotas: set[str] = field(default_factory=set)
+    touched_pods: set[str] = field(default_factory=set)
+    """Objects seen on the watch since the last write: their fields are compared again."""
+
+    # ------------------------------------------------------------------ watch events
+
+    def observe_quota(self, body: Mapping[str, Any]) -> str | None:
+        metadata = body["metadata"]
+        ref = _ref(body, "scheduling.sigs.k8s.io/v1alpha1", "ElasticQuota")
+        news = None
+        try:
+            quota = parse_quota(body)
+        except ObjectError as error:
+            news = self._unreadable(ref, error)
+            self.engine.remove_quota(ref.namespace, ref.name)
+        else:
+            self.unreadable.pop(_where(ref), None)
+            self.engine.set_quota(quota)
+        self.quota_refs[metadata["name"]] = ref
+        self.quota_fields[metadata["name"]] = QuotaFields.of(body)
+        self.touched_quotas.add(metadata["name"])
+        self.dirty = True
+        return news
+
+    def forget_quota(self, body: Mapping[str, Any]) -> None:
+        metadata = body["metadata"]
+        self.engine.remove_quota(metadata.get("namespace", ""), metadata["name"])
+        ref = self.quota_refs.get(metadata["name"])
+        if ref is not None and ref.namespace == metadata.get("namespace", ""):
+            del self.quota_refs[metadata["name"]]
+            self.quota_fields.pop(metadata["name"], None)
+        self.dirty = True
+
+    def observe_pod(self, body: Mapping[str, Any]) -> str | None:
+        metadata = body["metadata"]
+        key = f"{metadata.get('namespace', '')}/{metadata['name']}"
+        self.pod_labels[key] = (metadata.get("labels") or {}).get(keys.CAPACITY)
+        self.touched_pods.add(key)
+        self.dirty = True
+        try:
+            self.engine.set_pod(parse_pod(body))
+        except ObjectError as error:
+            self.engine.remove_pod(key)
+            return self._unreadable(_ref(body, "v1", "Pod"), error)
+        return None
+
+    def forget_pod(self, body: Mapping[str, Any]) -> None:
+        metadata = body["metadata"]
+        key = f"{metadata.get('namespace', '')}/{metadata['name']}"
+        self.engine.remove_pod(key)
+        self.pod_labels.pop(key, None)
+        self.dirty = True
+
+    def observe_node(self, body: Mapping[str, Any]) -> str | None:
+        self.dirty = True
+        try:
+            self.engine.set_node(parse_node(body))
+        except ObjectError as error:
+            self.engine.remove_node(body["metadata"]["name"])
+            return self._unreadable(_ref(body, "v1", "Node"), error)
+        return None
+
+    def forget_node(self, body: Mapping[str, Any]) -> None:
+        self.engine.remove_node(body["metadata"]["name"])
+        self.dirty = True
+
+    def _unreadable(self, ref: Ref, error: ObjectError) -> str | None:
+        """Remember the error; return it if it is news (to be reported once)."""
+        where = _where(ref)
+        if self.unreadable.get(where) == str(error):
+            return None
+        logger.warning("ignoring an unreadable object: %s", error)
+        self.unreadable[where] = str(error)
+        return str(error)
+
+
+def _ref(body: Mapping[str, Any], api_version: str, kind: str) -> Ref:
+    metadata = body["metadata"]
+    return Ref(
+        api_version, kind, metadata.get("namespace", ""), metadata["name"], metadata.get("uid", "")
+    )
+
+
+def _where(ref: Ref) -> str:
+    return f"{ref.kind} {ref.namespace}/{ref.name}"

@@ -1,0 +1,139 @@
+"""Writing what the engine computed: only our keys, only when they differ, as merge patches.
+
+An ElasticQuota gets the `runtime`, `request` and `used` annotations and `status.used` (through
+the status subresource where the CRD has one; on the object where it has none, as with
+Koordinator's CRD). A pod gets its `capacity` label. Nothing else of anybody's object is
+touched. Conflicts, throttling and server errors are retried with a growing pause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+import aiohttp
+from eq_engine import QuotaEngine, keys
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from .logs import logger
+from .metrics import Metrics
+from .view import OWNED_ANNOTATIONS, ClusterView, QuotaFields
+
+GROUP, VERSION, PLURAL = "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas"
+MERGE = "application/merge-patch+json"
+ATTEMPTS = 4
+_RETRIED = {409, 429, 500, 502, 503, 504}
+
+
+class Writer:
+    def __init__(self, api: client.ApiClient, view: ClusterView, metrics: Metrics) -> None:
+        # Any: kubernetes-asyncio's stubs omit the `_content_type` keyword its methods take.
+        self._custom: Any = client.CustomObjectsApi(api)
+        self._core: Any = client.CoreV1Api(api)
+        self._view = view
+        self._metrics = metrics
+        self._status_subresource = True  # until the API server says otherwise
+
+    async def write(self, groups: Iterable[str], pods: Iterable[str]) -> None:
+        """Bring the named groups' and pods' fields to what the engine wants."""
+        engine = self._view.engine
+        for name in groups:
+            await self._write_group(engine, name)
+        for key in pods:
+            label = engine.capacity_label(key)
+            if key in self._view.pod_labels and self._view.pod_labels[key] != label:
+                await self._write_label(key, label)
+
+    async def _write_group(self, engine: QuotaEngine, name: str) -> None:
+        ref = self._view.quota_refs.get(name)
+        try:
+            status = engine.status(name)
+        except KeyError:
+            return  # the group went away since
+        if ref is None:
+            return  # no object to write to (yet)
+        wanted, seen = QuotaFields.wanted(status), self._view.quota_fields.get(name)
+        if seen is None:
+            return
+        if wanted.annotations != seen.annotations:
+            patch = {
+                "metadata": {
+                    "annotations": dict(zip(OWNED_ANNOTATIONS, wanted.annotations, strict=True))
+                }
+            }
+            if await self._send("ElasticQuota", self._patch_quota(ref.namespace, name, patch)):
+                seen = QuotaFields(wanted.annotations, seen.status_used)
+        if wanted.status_used != seen.status_used:
+            body = {"status": {"used": _loads(wanted.status_used)}}
+            if await self._send("ElasticQuota", self._patch_status(ref.namespace, name, body)):
+                seen = QuotaFields(seen.annotations, wanted.status_used)
+        self._view.quota_fields[name] = seen
+
+    def _patch_quota(
+        self, namespace: str, name: str, patch: Mapping[str, Any]
+    ) -> Callable[[], Awaitable[Any]]:
+        return lambda: self._custom.patch_namespaced_custom_object(
+            GROUP, VERSION, namespace, PLURAL, name, patch, _content_type=MERGE
+        )
+
+    def _patch_status(
+        self, namespace: str, name: str, patch: Mapping[str, Any]
+    ) -> Callable[[], Awaitable[Any]]:
+        async def call() -> Any:
+            if self._status_subresource:
+                try:
+                    return await self._custom.patch_namespaced_custom_object_status(
+                        GROUP, VERSION, namespace, PLURAL, name, patch, _content_type=MERGE
+                    )
+                except ApiException as error:
+                    if error.status != 404:
+                        raise
+                    # A CRD without the status subresource (Koordinator's): write the object.
+                    self._status_subresource = False
+                    logger.info("no status subresource: writing status.used on the object")
+            return await self._patch_quota(namespace, name, patch)()
+
+        return call
+
+    async def _write_label(self, key: str, label: str | None) -> None:
+        namespace, name = key.split("/", 1)
+        patch = {"metadata": {"labels": {keys.CAPACITY: label}}}
+        sent = await self._send(
+            "Pod",
+            lambda: self._core.patch_namespaced_pod(name, namespace, patch, _content_type=MERGE),
+        )
+        if sent:
+            self._view.pod_labels[key] = label
+
+    async def _send(self, kind: str, call: Callable[[], Awaitable[Any]]) -> bool:
+        """Send with retries; False if the object is gone or the API keeps refusing."""
+        pause = 0.2
+        for attempt in range(ATTEMPTS):
+            try:
+                await call()
+                self._metrics.writes.labels(kind, "ok").inc()
+                return True
+            except ApiException as error:
+                if error.status == 404:
+                    self._metrics.writes.labels(kind, "gone").inc()
+                    return False
+                if error.status not in _RETRIED or attempt == ATTEMPTS - 1:
+                    self._metrics.writes.labels(kind, "error").inc()
+                    logger.warning("writing a %s failed: %s %s", kind, error.status, error.reason)
+                    return False
+            except (aiohttp.ClientError, TimeoutError) as error:
+                if attempt == ATTEMPTS - 1:
+                    self._metrics.writes.labels(kind, "error").inc()
+                    logger.warning("writing a %s failed: %r", kind, error)
+                    return False
+            self._metrics.writes.labels(kind, "retried").inc()
+            await asyncio.sleep(pause)
+            pause *= 2
+        return False
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
