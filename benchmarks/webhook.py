@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 import cluster  # noqa: E402
-from kmock._internal.apps import Server  # noqa: E402
+from kmock import Server  # noqa: E402
 
 from tests.kube import Emulator, declare_resources, store  # noqa: E402
 from tests.webhook.conftest import Certificates, review, start_webhook, stop_webhook  # noqa: E402

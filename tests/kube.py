@@ -2,26 +2,49 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import aiohttp.web
+import attrs
 import kmock
 
 QUOTAS = "scheduling.sigs.k8s.io/v1alpha1/elasticquotas"
 PODS = "v1/pods"
 NODES = "v1/nodes"
+EVENTS = "v1/events"
+LEASES = "coordination.k8s.io/v1/leases"
+_PATHS = {
+    "ElasticQuota": "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/{namespace}/elasticquotas",
+    "Pod": "/api/v1/namespaces/{namespace}/pods",
+    "Node": "/api/v1/nodes",
+}
 
 
 class Emulator(kmock.KubernetesEmulator):
-    """kmock's emulator, reading boolean query flags as the API server does (in any case):
-    kubernetes-asyncio sends `watch=True`, which kmock would serve as a plain list."""
+    """kmock's emulator, closer to the API server in the two ways the product relies on:
+    boolean query flags in any case (kubernetes-asyncio sends `watch=True`, which kmock would
+    serve as a plain list), and `generateName` (Kopf's Events use it; kmock would refuse the
+    second Event of an object as a conflict)."""
 
     async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
         watch = raw_request.query.get("watch")
         if watch is not None and watch != "true" and watch.lower() == "true":
             raw_request = raw_request.clone(rel_url=raw_request.rel_url.update_query(watch="true"))
         return await super().__call__(raw_request)
+
+    async def _handle(self, request: kmock.Request) -> aiohttp.web.StreamResponse:
+        data = request.data
+        if request.action == kmock.action.CREATE and isinstance(data, dict):
+            metadata = data.get("metadata") or {}
+            if not metadata.get("name") and metadata.get("generateName"):
+                name = metadata["generateName"] + uuid.uuid4().hex[:8]
+                request = attrs.evolve(
+                    request, data={**data, "metadata": {**metadata, "name": name}}
+                )
+        return await super()._handle(request)
 
 
 def _resource(kind: str, *, namespaced: bool, subresources: tuple[str, ...] = ()) -> Any:
@@ -41,6 +64,13 @@ def declare_resources(api: Any) -> None:
     api.resources[QUOTAS] = _resource("ElasticQuota", namespaced=True, subresources=("status",))
     api.resources[PODS] = _resource("Pod", namespaced=True, subresources=("eviction", "status"))
     api.resources[NODES] = _resource("Node", namespaced=False)
+    api.resources[EVENTS] = _resource("Event", namespaced=True)
+    # Kopf's backbone: it waits for these to be discoverable before it watches anything.
+    api.resources["v1/namespaces"] = _resource("Namespace", namespaced=False)
+    api.resources["apiextensions.k8s.io/v1/customresourcedefinitions"] = _resource(
+        "CustomResourceDefinition", namespaced=False
+    )
+    api.resources[LEASES] = _resource("Lease", namespaced=True)
 
 
 def store(api: Any, *objects: dict[str, Any]) -> None:
@@ -60,3 +90,43 @@ def write_kubeconfig(path: Path, server: str) -> Path:
         "current-context: tests\n"
     )
     return path
+
+
+def stored(api: Any, resource: str) -> list[dict[str, Any]]:
+    """The emulator's current (not deleted) objects of `resource`."""
+    return [
+        obj.raw
+        for (res, _, _), obj in api.objects.items()
+        if res == kmock.resource(resource) and not obj.deleted
+    ]
+
+
+class Client:
+    """Changes made the way kubectl makes them: over HTTP, so that watchers see them."""
+
+    def __init__(self, api: Any) -> None:
+        self.url = str(api.url).rstrip("/")
+        self.session = aiohttp.ClientSession()
+
+    def _path(self, obj: dict[str, Any], *, named: bool) -> str:
+        metadata = obj["metadata"]
+        path = _PATHS[obj["kind"]].format(namespace=metadata.get("namespace", ""))
+        return self.url + path + (f"/{metadata['name']}" if named else "")
+
+    async def create(self, obj: dict[str, Any]) -> None:
+        async with self.session.post(self._path(obj, named=False), json=obj) as response:
+            assert response.status in (200, 201), await response.text()
+
+    async def patch(self, obj: dict[str, Any], changes: dict[str, Any]) -> None:
+        headers = {"Content-Type": "application/merge-patch+json"}
+        async with self.session.patch(
+            self._path(obj, named=True), json=changes, headers=headers
+        ) as response:
+            assert response.status == 200, await response.text()
+
+    async def delete(self, obj: dict[str, Any]) -> None:
+        async with self.session.delete(self._path(obj, named=True)) as response:
+            assert response.status == 200, await response.text()
+
+    async def close(self) -> None:
+        await self.session.close()

@@ -217,7 +217,11 @@ def _operator(args: argparse.Namespace) -> int:
     )
 
     async def run() -> None:
-        await serve(settings, await connect(args.kubeconfig))
+        api = await connect(args.kubeconfig)
+        try:
+            await serve(settings, api)
+        finally:
+            await api.close()
 
     asyncio.run(run())
     return 0
@@ -282,7 +286,11 @@ def _webhook(args: argparse.Namespace) -> int:
     )
 
     async def run() -> None:
-        await serve(settings, await connect(args.kubeconfig))
+        api = await connect(args.kubeconfig)
+        try:
+            await serve(settings, api)
+        finally:
+            await api.close()
 
     asyncio.run(run())
     return 0

@@ -125,6 +125,8 @@ class Leadership:
         response = await self._api.read_namespaced_lease(
             self._name, self._namespace, _preload_content=False
         )
+        if response.status >= 400:  # unread content is not checked by the client
+            raise ApiException(status=response.status, reason=response.reason)
         lease: dict[str, Any] = json.loads(await response.read())
         return lease
 

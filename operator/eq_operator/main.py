@@ -80,6 +80,8 @@ async def serve(
     @kopf.on.startup(registry=registry)
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
         settings.posting.level = logging.INFO
+        if not logger.isEnabledFor(logging.DEBUG):  # a line per handled event is too many
+            logging.getLogger("kopf.objects").setLevel(logging.WARNING)
         settings.watching.server_timeout = 300
         await ensure_builtins(api, view.engine.config)
         runner = web.AppRunner(_probes(view, loop, metrics, stale_after=30.0), access_log=None)

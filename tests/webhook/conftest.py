@@ -19,7 +19,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 import trustme
-from kmock._internal.apps import Server
+from kmock import Server
 
 from tests.kube import Emulator, declare_resources, store, write_kubeconfig
 from tests.manifests import node, pod, quota

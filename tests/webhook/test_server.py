@@ -13,7 +13,7 @@ from pathlib import Path
 import aiohttp
 import kmock
 import pytest
-from kmock._internal.apps import Server
+from kmock import Server
 
 from tests.kube import QUOTAS, Emulator, declare_resources
 from tests.manifests import quota

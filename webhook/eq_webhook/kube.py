@@ -31,6 +31,10 @@ def _list_call(api: client.ApiClient, kind: str) -> Callable[..., Awaitable[Any]
 
 
 async def _raw(response: Any) -> dict[str, Any]:
+    """The JSON of a response read unparsed (`_preload_content=False`), which the client
+    does not check: an error status raises here."""
+    if response.status >= 400:
+        raise ApiException(status=response.status, reason=response.reason)
     data: dict[str, Any] = json.loads(await response.read())
     return data
 

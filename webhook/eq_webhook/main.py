@@ -67,4 +67,3 @@ async def serve(settings: WebhookSettings, api: client.ApiClient) -> None:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        await api.close()

@@ -1,0 +1,112 @@
+"""The real operator process (`elastic-quota operator`) against an emulated API server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest_asyncio
+from kmock import Server
+
+from tests.kube import Client, Emulator, declare_resources, write_kubeconfig
+from tests.webhook.conftest import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+FAST = ("--batch-interval", "0.05", "--reclaim-interval", "0.1", "--lease-duration", "2")
+
+
+@dataclass
+class Operator:
+    process: subprocess.Popen[bytes]
+    probes: str
+
+    async def get(self, path: str) -> tuple[int, str]:
+        async with aiohttp.ClientSession() as session, session.get(self.probes + path) as r:
+            return r.status, await r.text()
+
+    async def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        code = await asyncio.to_thread(self.process.wait, 20)
+        assert code == 0, f"the operator exited with {code}"
+
+
+async def start_operator(tmp: Path, api: Emulator, *extra: str, name: str = "op") -> Operator:
+    probe_port = free_port()
+    kubeconfig = write_kubeconfig(tmp / f"kubeconfig-{name}", str(api.url))
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "eq_cli.main",
+            "operator",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--probe-port",
+            str(probe_port),
+            "--identity",
+            name,
+            *FAST,
+            *extra,
+        ],
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(str(REPO / d) for d in ("engine", "cli", "operator")),
+        },
+    )
+    operator = Operator(process, f"http://127.0.0.1:{probe_port}")
+    await eventually(lambda: _ready(operator), timeout=30, what="the operator to be ready")
+    return operator
+
+
+async def _ready(operator: Operator) -> bool:
+    assert operator.process.poll() is None, "the operator exited while starting"
+    try:
+        status, _ = await operator.get("/readyz")
+    except aiohttp.ClientConnectionError:
+        return False
+    return status == 200
+
+
+async def eventually(
+    check: Callable[[], Awaitable[bool] | bool],
+    *,
+    timeout: float = 15.0,
+    what: str = "the condition",
+) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        result = check()
+        if not isinstance(result, bool):
+            result = await result
+        if result:
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+@pytest_asyncio.fixture()
+async def api() -> AsyncIterator[Emulator]:
+    async with Emulator() as emulator, Server(emulator):
+        declare_resources(emulator)
+        yield emulator
+
+
+@pytest_asyncio.fixture()
+async def client(api: Emulator) -> AsyncIterator[Client]:
+    session = Client(api)
+    yield session
+    await session.close()
+
+
+def requests(api: Emulator, method: str, fragment: str = "") -> list[Any]:
+    """The requests the emulator received with this method and path fragment."""
+    return [r for r in list(api) if r.method == method and fragment in str(r.url)]

@@ -1,0 +1,122 @@
+"""The operator keeps every group's numbers and every pod's label equal to the engine's."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from eq_engine import (
+    EngineConfig,
+    QuotaEngine,
+    format_resource_list,
+    keys,
+    parse_node,
+    parse_pod,
+    parse_quota,
+)
+
+from tests.kube import NODES, PODS, QUOTAS, store, stored
+from tests.manifests import node, pod, quota
+from tests.operator.conftest import eventually, start_operator
+
+RES = {"cpu": 40, "memory": "64Gi"}
+
+
+def tree() -> list[dict[str, Any]]:
+    """A department with two teams, one of them a parent of two sub-teams, pods and nodes."""
+    return [
+        quota("dept", is_parent=True, min={"cpu": 20}, max=RES),
+        quota("team-a", namespace="team-a", parent="dept", min={"cpu": 12}, max=RES),
+        quota("team-b", parent="dept", is_parent=True, min={"cpu": 8}, max=RES),
+        quota("sub-1", namespace="sub-1", parent="team-b", min={"cpu": 4}, max=RES),
+        quota("sub-2", namespace="sub-2", parent="team-b", min={"cpu": 4}, max=RES),
+        *(pod(f"a-{i}", namespace="team-a", cpu="4", priority=i) for i in range(4)),
+        pod("s1-0", namespace="sub-1", cpu="3"),
+        pod("s2-0", namespace="sub-2", cpu="6", node=None),
+        pod("dns", namespace="kube-system", cpu="1"),
+        node("n1", cpu="16", memory="64Gi"),
+        node("n2", cpu="16", memory="64Gi"),
+    ]
+
+
+def expected(api: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str | None]]:
+    """What the engine computes for the objects the emulator holds now."""
+    engine = QuotaEngine(EngineConfig())
+    for raw in stored(api, QUOTAS):
+        engine.set_quota(parse_quota(raw))
+    for raw in stored(api, NODES):
+        engine.set_node(parse_node(raw))
+    for raw in stored(api, PODS):
+        engine.set_pod(parse_pod(raw))
+    engine.recompute()
+    groups = {}
+    for status in engine.statuses():
+        runtime = status.runtime
+        groups[status.name] = {
+            keys.RUNTIME: None if runtime is None else format_resource_list(runtime),
+            keys.REQUEST: format_resource_list(status.request),
+            keys.USED: format_resource_list(status.used),
+            "status.used": format_resource_list(status.used),
+        }
+    labels = {p.key: label for p, _, label in engine.pods()}
+    return groups, labels
+
+
+def actual(api: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str | None]]:
+    groups = {}
+    for raw in stored(api, QUOTAS):
+        annotations = raw["metadata"].get("annotations") or {}
+        groups[raw["metadata"]["name"]] = {
+            **{
+                k: json.loads(annotations[k]) if k in annotations else None
+                for k in (keys.RUNTIME, keys.REQUEST, keys.USED)
+            },
+            "status.used": (raw.get("status") or {}).get("used"),
+        }
+    labels = {
+        f"{raw['metadata']['namespace']}/{raw['metadata']['name']}": (
+            raw["metadata"].get("labels") or {}
+        ).get(keys.CAPACITY)
+        for raw in stored(api, PODS)
+    }
+    return groups, labels
+
+
+def converged(api: Any) -> bool:
+    want_groups, want_labels = expected(api)
+    have_groups, have_labels = actual(api)
+    return want_groups == have_groups and all(
+        have_labels.get(k) == v for k, v in want_labels.items()
+    )
+
+
+async def test_a_tree_converges_and_follows_every_change(api, client, tmp_path):
+    store(api, *tree())
+    operator = await start_operator(tmp_path, api)
+    try:
+        await eventually(lambda: converged(api), what="the first convergence")
+        groups, labels = actual(api)
+        assert set(groups) >= {
+            "koordinator-root-quota",
+            "koordinator-system-quota",
+            "koordinator-default-quota",
+        }  # the built-ins were created
+        assert groups["team-a"][keys.USED] == {"cpu": "16", "memory": "0"}
+        assert labels["team-a/a-3"] == "in-quota" and labels["team-a/a-0"] == "over-quota"
+
+        changes = [
+            client.create(pod("a-4", namespace="team-a", cpu="2", priority=9)),
+            client.patch(pod("a-0", namespace="team-a"), {"status": {"phase": "Succeeded"}}),
+            client.delete(pod("s1-0", namespace="sub-1")),
+            client.patch(quota("team-a", namespace="team-a"), {"spec": {"min": {"cpu": 4}}}),
+            client.patch(
+                quota("sub-2", namespace="sub-2"), {"metadata": {"labels": {keys.PARENT: "dept"}}}
+            ),
+            client.create(node("n3", cpu="8", memory="32Gi")),
+        ]
+        for change in changes:
+            await change
+            await eventually(lambda: converged(api), what="convergence after a change")
+        assert actual(api)[1]["team-a/a-0"] is None  # a finished pod loses its label
+    finally:
+        await operator.stop()
