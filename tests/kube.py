@@ -8,7 +8,6 @@ from typing import Any
 
 import aiohttp
 import aiohttp.web
-import attrs
 import kmock
 
 QUOTAS = "scheduling.sigs.k8s.io/v1alpha1/elasticquotas"
@@ -41,9 +40,9 @@ class Emulator(kmock.KubernetesEmulator):
             metadata = data.get("metadata") or {}
             if not metadata.get("name") and metadata.get("generateName"):
                 name = metadata["generateName"] + uuid.uuid4().hex[:8]
-                request = attrs.evolve(
-                    request, data={**data, "metadata": {**metadata, "name": name}}
-                )
+                # The request is frozen; its payload is what the emulator stores.
+                named = {**data, "metadata": {**metadata, "name": name}}
+                object.__setattr__(request, "data", named)
         return await super()._handle(request)
 
 
@@ -77,7 +76,8 @@ def store(api: Any, *objects: dict[str, Any]) -> None:
     """Put objects in the emulator's storage before anything watches it."""
     for raw in objects:
         metadata = raw["metadata"]
-        resource = {"ElasticQuota": QUOTAS, "Pod": PODS, "Node": NODES}[raw["kind"]]
+        kinds = {"ElasticQuota": QUOTAS, "Pod": PODS, "Node": NODES, "Lease": LEASES}
+        resource = kinds[raw["kind"]]
         api.objects[resource, metadata.get("namespace"), metadata["name"]] = raw
 
 

@@ -62,7 +62,12 @@ async def start_operator(tmp: Path, api: Emulator, *extra: str, name: str = "op"
         },
     )
     operator = Operator(process, f"http://127.0.0.1:{probe_port}")
-    await eventually(lambda: _ready(operator), timeout=30, what="the operator to be ready")
+    try:
+        await eventually(lambda: _ready(operator), timeout=30, what="the operator to be ready")
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
     return operator
 
 
