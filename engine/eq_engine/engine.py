@@ -263,13 +263,15 @@ class QuotaEngine:
         for key, member in self._pods.items():
             yield member.pod, self._tree.groups[member.group].name, self._labels.get(key)
 
-    def reclaim_plan(self, *, keep: Collection[str] = ()) -> dict[str, list[str]]:
+    def reclaim_plan(
+        self, *, keep: Collection[str] = (), leaving: Collection[str] = ()
+    ) -> dict[str, list[str]]:
         """For each group whose used exceeds its runtime: the pods to evict, in order.
 
-        Pods already terminating count as returned (they are not evicted twice, and nothing
-        else is evicted in their place); pods in `keep` (e.g. a PodDisruptionBudget refused
-        them) stay, and others are chosen instead. A group listed with no pods is over its
-        runtime but has nothing of its own left to evict.
+        Pods already terminating, and those in `leaving` (just evicted), count as returned:
+        they are not evicted twice, and nothing else is evicted in their place. Pods in `keep`
+        (e.g. a PodDisruptionBudget refused them) stay, and others are chosen instead. A group
+        listed with no pods is over its runtime but has nothing of its own left to evict.
         """
         arrays = self._arrays
         assert arrays is not None and not self._tree_dirty
@@ -277,23 +279,25 @@ class QuotaEngine:
         over = np.any((used > arrays.runtime) & arrays.has_runtime, axis=1)
         over[[ROOT, SYSTEM]] = False
         plans: dict[str, list[str]] = {}
+        width = len(self._resources)
         for group in np.flatnonzero(over).tolist():
             members = [m for m in self._members[group] if m.pod.scheduled]
-            leaving = [m.request for m in members if m.pod.terminating]
+            going = {m.pod.key for m in members if m.pod.terminating or m.pod.key in leaving}
+            returned = [m.request for m in members if m.pod.key in going]
             candidates = sorted(
                 (
                     m
                     for m in members
-                    if m.pod.preemptible and not m.pod.terminating and m.pod.key not in keep
+                    if m.pod.preemptible and m.pod.key not in going and m.pod.key not in keep
                 ),
                 key=lambda m: classification.importance(m.pod),
                 reverse=True,
             )
+            still_used = used[group] - np.array(returned, dtype=np.int64).reshape(
+                len(returned), width
+            ).sum(axis=0)
             chosen = reclaim.plan(
-                used=used[group]
-                - np.array(leaving, dtype=np.int64)
-                .reshape(len(leaving), len(self._resources))
-                .sum(axis=0),
+                used=still_used,
                 runtime=arrays.runtime[group],
                 limited=arrays.has_runtime[group],
                 candidates=[np.array(m.request, dtype=np.int64) for m in candidates],

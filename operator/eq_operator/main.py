@@ -18,6 +18,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from . import observing
 from .builtins import ensure_builtins
+from .events import Recorder
 from .leadership import Leadership
 from .logs import logger
 from .metrics import Metrics
@@ -58,7 +59,7 @@ async def serve(
     """Run until SIGTERM/SIGINT (or `stop`); on the way out, give the Lease up."""
     view = ClusterView(QuotaEngine(settings.engine))
     metrics = Metrics()
-    reclaimer = Reclaimer(view, eviction_api(api), settings.reclaim, metrics)
+    reclaimer = Reclaimer(view, eviction_api(api), Recorder(api), settings.reclaim, metrics)
     loop = Loop(view, Writer(api, view, metrics), reclaimer, metrics, settings)
     identity = settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     leadership = Leadership(

@@ -15,11 +15,11 @@ from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from typing import Any
 
-import kopf
 from eq_engine import QuotaEngine, ResourceList, format_resource_list
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from .events import Recorder
 from .logs import logger
 from .metrics import Metrics
 from .settings import ReclaimSettings
@@ -73,11 +73,12 @@ class Reclaimer:
         self,
         view: ClusterView,
         evict: Evict,
+        events: Recorder,
         settings: ReclaimSettings,
         metrics: Metrics,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._view, self._evict, self._settings = view, evict, settings
+        self._view, self._evict, self._events, self._settings = view, evict, events, settings
         self._metrics, self._clock = metrics, clock
         self._over_since: dict[str, float] = {}
 
@@ -106,6 +107,7 @@ class Reclaimer:
             f"{_shown(status.runtime)}, for {over_for:.0f}s"
         )
         refused: set[str] = set()
+        gone: set[str] = set()
         done = 0
         while pods and done < self._settings.max_evictions:
             key = pods[0]
@@ -116,16 +118,16 @@ class Reclaimer:
             else:
                 outcome = await self._evict(namespace, name)
             self._metrics.evictions.labels(outcome.value).inc()
-            self._record(group, key, outcome, f"{reason}; the pod requests {_shown(request)}")
+            await self._record(group, key, outcome, f"{reason}; the pod requests {_shown(request)}")
             if outcome is Outcome.BLOCKED or outcome is Outcome.FAILED:
-                refused.add(key)
-                pods = engine.reclaim_plan(keep=refused).get(group, [])
-                pods = [p for p in pods if p not in refused]
+                refused.add(key)  # it stays: ask again for what else would do
+                pods = engine.reclaim_plan(keep=refused, leaving=gone).get(group, [])
                 continue
+            gone.add(key)
             done += 1
             pods = pods[1:]
 
-    def _record(self, group: str, key: str, outcome: Outcome, why: str) -> None:
+    async def _record(self, group: str, key: str, outcome: Outcome, why: str) -> None:
         namespace, name = key.split("/", 1)
         text = {
             Outcome.EVICTED: f"Evicted pod {key} to return borrowed capacity: {why}",
@@ -145,8 +147,9 @@ class Reclaimer:
         }[outcome]
         logger.info("%s", text, extra={"group": group, "pod": key})
         uid = self._view.engine.pod_uid(key)
-        pod = Ref("v1", "Pod", namespace, name, uid)
-        kopf.event(pod.body(), type=kind, reason=reason, message=text)
+        await self._events.record(
+            Ref("v1", "Pod", namespace, name, uid), type=kind, reason=reason, message=text
+        )
         quota = self._view.quota_refs.get(group)
         if quota is not None:
-            kopf.event(quota.body(), type=kind, reason=reason, message=text)
+            await self._events.record(quota, type=kind, reason=reason, message=text)

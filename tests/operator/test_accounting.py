@@ -44,8 +44,11 @@ def tree() -> list[dict[str, Any]]:
 def expected(api: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str | None]]:
     """What the engine computes for the objects the emulator holds now."""
     engine = QuotaEngine(EngineConfig())
-    feeds = ((QUOTAS, parse_quota, engine.set_quota), (NODES, parse_node, engine.set_node),
-             (PODS, parse_pod, engine.set_pod))
+    feeds = (
+        (QUOTAS, parse_quota, engine.set_quota),
+        (NODES, parse_node, engine.set_node),
+        (PODS, parse_pod, engine.set_pod),
+    )
     for resource, parse, feed in feeds:
         for raw in stored(api, resource):
             with contextlib.suppress(ObjectError):  # unreadable objects count nowhere

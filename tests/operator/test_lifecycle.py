@@ -7,7 +7,7 @@ import json
 
 from eq_engine import keys
 
-from tests.kube import EVENTS, LEASES, QUOTAS, stored, store
+from tests.kube import EVENTS, LEASES, QUOTAS, store, stored
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually, requests, start_operator
 from tests.operator.test_accounting import converged, tree
@@ -28,8 +28,11 @@ async def test_builtins_are_created_once_and_a_restart_writes_nothing(api, tmp_p
         await first.stop()
     names = {o["metadata"]["name"] for o in stored(api, QUOTAS)}
     assert names >= BUILTINS
-    assert all(o["metadata"]["namespace"] == "koordinator-system"
-               for o in stored(api, QUOTAS) if o["metadata"]["name"] in BUILTINS)
+    assert all(
+        o["metadata"]["namespace"] == "koordinator-system"
+        for o in stored(api, QUOTAS)
+        if o["metadata"]["name"] in BUILTINS
+    )
     written = len(writes(api))
     assert written > 0
 
@@ -38,9 +41,12 @@ async def test_builtins_are_created_once_and_a_restart_writes_nothing(api, tmp_p
         status, _ = await second.get("/readyz")
         assert status == 200
         await eventually(lambda: converged(api), what="convergence after the restart")
-        await eventually(lambda: any(o["spec"].get("holderIdentity") == "op"
-                                     for o in stored(api, LEASES)), what="leadership")
+        await eventually(
+            lambda: any(o["spec"].get("holderIdentity") == "op" for o in stored(api, LEASES)),
+            what="leadership",
+        )
         import asyncio
+
         await asyncio.sleep(0.5)  # several batches
         assert len(writes(api)) == written  # everything was right already
         creations = [r for r in requests(api, "POST", "/elasticquotas")]
@@ -64,8 +70,10 @@ async def test_one_replica_writes_and_the_other_takes_over(api, client, tmp_path
         new_writes = writes(api)[before:]
         assert new_writes  # somebody wrote, and the log shows who holds the Lease
         await one.stop()  # a clean stop gives the Lease up: "two" takes over at once
-        await eventually(lambda: stored(api, LEASES)[0]["spec"]["holderIdentity"] == "two",
-                         what="the stand-by to take over")
+        await eventually(
+            lambda: stored(api, LEASES)[0]["spec"]["holderIdentity"] == "two",
+            what="the stand-by to take over",
+        )
         await client.create(pod("later", namespace="team-a", cpu="2"))
         await eventually(lambda: converged(api), what="convergence by the new leader")
     finally:
@@ -76,13 +84,23 @@ async def test_one_replica_writes_and_the_other_takes_over(api, client, tmp_path
 
 async def test_a_stand_by_writes_nothing(api, client, tmp_path):
     store(api, *tree())
-    store(api, {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                "metadata": {"name": "elastic-quota-operator", "namespace": "koordinator-system"},
-                "spec": {"holderIdentity": "somebody-else", "leaseDurationSeconds": 3600,
-                         "renewTime": "2999-01-01T00:00:00.000000Z"}})
+    store(
+        api,
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "elastic-quota-operator", "namespace": "koordinator-system"},
+            "spec": {
+                "holderIdentity": "somebody-else",
+                "leaseDurationSeconds": 3600,
+                "renewTime": "2999-01-01T00:00:00.000000Z",
+            },
+        },
+    )
     stand_by = await start_operator(tmp_path, api, name="stand-by")
     try:
         import asyncio
+
         await client.create(pod("late", namespace="team-a", cpu="2"))
         await asyncio.sleep(1.0)
         assert writes(api) == []
@@ -100,11 +118,16 @@ async def test_unreadable_objects_are_reported_and_the_rest_is_computed(api, tmp
         await eventually(lambda: converged(api), what="convergence around bad objects")
 
         def reported() -> dict[str, str]:
-            return {e["involvedObject"]["name"]: e["message"] for e in stored(api, EVENTS)
-                    if e.get("reason") == "InvalidObject"}
+            return {
+                e["involvedObject"]["name"]: e["message"]
+                for e in stored(api, EVENTS)
+                if e.get("reason") == "InvalidObject"
+            }
 
-        await eventually(lambda: {"broken", "broken-pod"} <= set(reported()),
-                         what="Events about the unreadable objects")
+        await eventually(
+            lambda: {"broken", "broken-pod"} <= set(reported()),
+            what="Events about the unreadable objects",
+        )
         assert "spec.min: 'lots': not a Kubernetes quantity" in reported()["broken"]
         assert "'two': not a Kubernetes quantity" in reported()["broken-pod"]
         orphan = next(o for o in stored(api, QUOTAS) if o["metadata"]["name"] == "orphan")
@@ -121,8 +144,10 @@ async def test_probes_and_metrics(api, tmp_path):
         assert (await operator.get("/healthz"))[0] == 200
         status, page = await operator.get("/metrics")
         assert status == 200
-        assert ('elastic_quota_group_used{group="team-a",namespace="team-a",parent="dept",'
-                'resource="cpu"} 16000.0') in page
+        assert (
+            'elastic_quota_group_used{group="team-a",namespace="team-a",parent="dept",'
+            'resource="cpu"} 16000.0'
+        ) in page
         assert "elastic_quota_recompute_duration_seconds_count" in page
         assert 'elastic_quota_api_writes_total{kind="ElasticQuota",result="ok"}' in page
     finally:

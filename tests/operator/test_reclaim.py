@@ -1,0 +1,165 @@
+"""A group that lent its min takes it back: the borrower's least important pods are evicted."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import kmock
+import pytest
+from eq_engine import keys
+
+from tests.kube import EVENTS, store, stored
+from tests.manifests import node, pod, quota
+from tests.operator.conftest import eventually, start_operator
+
+RES = {"cpu": 10}
+
+
+def borrowing(non_preemptible: str | None = None) -> list[dict[str, Any]]:
+    """The lender is idle; the borrower runs five 2-cpu pods on the lender's 6 cpu."""
+    return [
+        quota("lender", namespace="lender", min={"cpu": 6}, max=RES),
+        quota("borrower", namespace="borrower", min={"cpu": 4}, max=RES),
+        *(
+            pod(
+                f"b{i}",
+                namespace="borrower",
+                cpu="2",
+                priority=10 - i,
+                preemptible=f"b{i}" != non_preemptible,
+            )
+            for i in range(5)
+        ),
+        node("n1", cpu="10"),
+    ]
+
+
+class Evictions:
+    """The Eviction API: deletes the pod (as the API server would) unless told to refuse."""
+
+    def __init__(self, api: Any, client: Any, *, refuse: set[str] = frozenset()) -> None:
+        self.names: list[str] = []
+        self.times: list[float] = []
+        self._client, self._refuse = client, refuse
+        api["post", kmock.resource("v1/pods"), kmock.subresource("eviction")] << self.react
+
+    async def react(self, request: kmock.Request) -> Any:
+        name = str(request.url).split("/pods/")[1].split("/")[0]
+        self.names.append(name)
+        self.times.append(time.monotonic())
+        if name in self._refuse:
+            return kmock.Response(
+                status=429,
+                payload={
+                    "kind": "Status",
+                    "code": 429,
+                    "reason": "TooManyRequests",
+                    "message": "Cannot evict pod as it would violate the pod's disruption budget.",
+                },
+            )
+        asyncio.get_running_loop().create_task(self._client.delete(pod(name, namespace="borrower")))
+        return kmock.Response(status=201, payload={"kind": "Status", "status": "Success"})
+
+
+def events(api: Any, reason: str) -> list[dict[str, Any]]:
+    return [e for e in stored(api, EVENTS) if e.get("reason") == reason]
+
+
+async def lender_comes_back(client: Any) -> float:
+    await client.create(pod("l0", namespace="lender", cpu="6", node=None))
+    return time.monotonic()
+
+
+async def test_the_borrower_returns_its_least_important_pods_after_the_delay(api, client, tmp_path):
+    store(api, *borrowing())
+    evictions = Evictions(api, client)
+    operator = await start_operator(tmp_path, api, "--reclaim-delay", "2")
+    try:
+        came_back = await lender_comes_back(client)
+        await eventually(lambda: len(evictions.names) >= 3, what="three evictions")
+        assert evictions.names == ["b4", "b3", "b2"]  # least important first, as many as needed
+        assert evictions.times[0] - came_back >= 2.0  # not before the delay
+        await asyncio.sleep(1.0)
+        assert evictions.names == ["b4", "b3", "b2"]  # used <= runtime now: nothing more
+        remaining = sorted(
+            p["metadata"]["name"]
+            for p in stored(api, "v1/pods")
+            if p["metadata"]["namespace"] == "borrower"
+        )
+        assert remaining == ["b0", "b1"]
+        reclaimed = events(api, "Reclaimed")
+        on_pods = {
+            e["involvedObject"]["name"] for e in reclaimed if e["involvedObject"]["kind"] == "Pod"
+        }
+        on_quota = [e for e in reclaimed if e["involvedObject"]["kind"] == "ElasticQuota"]
+        assert on_pods == {"b2", "b3", "b4"} and len(on_quota) == 3
+        assert "group borrower uses cpu 10, above its runtime cpu 4" in on_quota[0]["message"]
+        assert "the pod requests cpu 2" in on_quota[0]["message"]
+    finally:
+        await operator.stop()
+
+
+async def test_a_refused_eviction_moves_to_the_next_candidate(api, client, tmp_path):
+    store(api, *borrowing())
+    evictions = Evictions(api, client, refuse={"b3"})
+    operator = await start_operator(tmp_path, api, "--reclaim-delay", "0.5")
+    try:
+        await lender_comes_back(client)
+        await eventually(
+            lambda: {"b4", "b2", "b1"} <= set(evictions.names),
+            what="evictions around the refused pod",
+        )
+        assert evictions.names[:4] == ["b4", "b3", "b2", "b1"]
+        blocked = events(api, "ReclaimBlocked")
+        assert blocked and "refused (PodDisruptionBudget)" in blocked[0]["message"]
+    finally:
+        await operator.stop()
+
+
+async def test_non_preemptible_pods_are_never_evicted(api, client, tmp_path):
+    store(api, *borrowing(non_preemptible="b4"))
+    evictions = Evictions(api, client)
+    operator = await start_operator(tmp_path, api, "--reclaim-delay", "0.5")
+    try:
+        await lender_comes_back(client)
+        await eventually(lambda: len(evictions.names) >= 3, what="three evictions")
+        await asyncio.sleep(0.5)
+        assert "b4" not in evictions.names
+        assert evictions.names == ["b3", "b2", "b1"]
+    finally:
+        await operator.stop()
+
+
+@pytest.mark.parametrize("flag", ["--dry-run=true"])
+async def test_dry_run_evicts_nothing_and_records_events(api, client, tmp_path, flag):
+    store(api, *borrowing())
+    evictions = Evictions(api, client)
+    operator = await start_operator(tmp_path, api, "--reclaim-delay", "0.5", flag)
+    try:
+        await lender_comes_back(client)
+        await eventually(
+            lambda: len(events(api, "ReclaimDryRun")) >= 6,
+            what="dry-run Events on the pods and the group",
+        )
+        assert evictions.names == []
+        messages = {e["message"] for e in events(api, "ReclaimDryRun")}
+        assert any(
+            m.startswith("Dry run: would evict pod borrower/b4: group borrower uses")
+            for m in messages
+        )
+        labels = {
+            p["metadata"]["name"]: p["metadata"]["labels"].get(keys.CAPACITY)
+            for p in stored(api, "v1/pods")
+            if p["metadata"]["namespace"] == "borrower"
+        }
+        assert labels == {
+            "b0": "in-quota",
+            "b1": "in-quota",
+            "b2": "over-quota",
+            "b3": "over-quota",
+            "b4": "over-quota",
+        }
+    finally:
+        await operator.stop()
