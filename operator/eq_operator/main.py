@@ -59,8 +59,9 @@ async def serve(
     """Run until SIGTERM/SIGINT (or `stop`); on the way out, give the Lease up."""
     view = ClusterView(QuotaEngine(settings.engine))
     metrics = Metrics()
-    reclaimer = Reclaimer(view, eviction_api(api), Recorder(api), settings.reclaim, metrics)
-    loop = Loop(view, Writer(api, view, metrics), reclaimer, metrics, settings)
+    events = Recorder(api)
+    reclaimer = Reclaimer(view, eviction_api(api), events, settings.reclaim, metrics)
+    loop = Loop(view, Writer(api, view, metrics), reclaimer, events, metrics, settings)
     identity = settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     leadership = Leadership(
         api,

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 
+from eq_engine import Problem
+
+from .events import Recorder
 from .logs import logger
 from .metrics import Metrics
 from .reclaiming import Reclaimer
 from .settings import OperatorSettings
-from .view import ClusterView
+from .view import ClusterView, Ref
 from .writing import Writer
+
+AUDIT_INTERVAL = 10.0
+"""Seconds between two looks for new configuration problems (each one is reported once)."""
 
 
 class Loop:
@@ -19,15 +26,18 @@ class Loop:
         view: ClusterView,
         writer: Writer,
         reclaimer: Reclaimer,
+        events: Recorder,
         metrics: Metrics,
         settings: OperatorSettings,
     ) -> None:
         self._view, self._writer, self._reclaimer = view, writer, reclaimer
-        self._metrics, self._settings = metrics, settings
+        self._events, self._metrics, self._settings = events, metrics, settings
         self.leading = False
         self.heartbeat = time.monotonic()
         self._groups: set[str] = set()
         self._pods: set[str] = set()
+        self._reported: set[Problem] = set()
+        self._next_audit = 0.0
 
     def leading_changed(self, leading: bool) -> None:
         """A new leader compares every object once; it inherits no reclaim timers."""
@@ -42,12 +52,16 @@ class Loop:
         next_reclaim = time.monotonic() + reclaim.interval
         while True:
             await asyncio.sleep(self._settings.batch_interval)
-            self.heartbeat = time.monotonic()
+            self.heartbeat = now = time.monotonic()
             try:
                 await self.step()
-                if reclaim.enabled and self.heartbeat >= next_reclaim:
-                    next_reclaim = self.heartbeat + reclaim.interval
-                    if self.leading and self._view.synced:
+                acting = self.leading and self._view.synced
+                if acting and now >= self._next_audit:
+                    self._next_audit = now + AUDIT_INTERVAL
+                    await self.report_problems()
+                if reclaim.enabled and now >= next_reclaim:
+                    next_reclaim = now + reclaim.interval
+                    if acting:
                         await self._reclaimer.round()
             except Exception:  # a bug must not stop the operator's clock
                 logger.exception("the operator's loop failed; going on")
@@ -70,3 +84,27 @@ class Loop:
             groups, pods = self._groups, self._pods
             self._groups, self._pods = set(), set()
             await self._writer.write(sorted(groups), sorted(pods))
+
+    async def report_problems(self) -> None:
+        """Log, and record as an Event on the object, each problem not reported before."""
+        problems = set(self._view.engine.problems)
+        for problem in sorted(problems - self._reported):
+            logger.warning("%s", problem, extra={"object": f"{problem.kind} {problem.ref}"})
+            ref = self._ref(problem)
+            if ref is not None:
+                await self._events.record(
+                    ref,
+                    type="Warning",
+                    reason="ConfigurationProblem",
+                    message=f"{problem.field}: {problem.message}",
+                )
+        self._reported = problems
+
+    def _ref(self, problem: Problem) -> Ref | None:
+        namespace, _, name = problem.ref.partition("/")
+        if problem.kind == "Pod":
+            with contextlib.suppress(KeyError):
+                return Ref("v1", "Pod", namespace, name, self._view.engine.pod_uid(problem.ref))
+            return None
+        ref = self._view.quota_refs.get(name)
+        return ref if ref is not None and ref.namespace == namespace else None

@@ -112,7 +112,16 @@ async def test_a_stand_by_writes_nothing(api, client, tmp_path):
 async def test_unreadable_objects_are_reported_and_the_rest_is_computed(api, tmp_path):
     bad_quota = quota("broken", min={"cpu": "lots"}, max={"cpu": 4})
     bad_pod = pod("broken-pod", namespace="team-a", cpu="two")
-    store(api, *tree(), bad_quota, bad_pod, quota("orphan", parent="ghost", max={"cpu": 4}))
+    store(
+        api,
+        *tree(),
+        bad_quota,
+        bad_pod,
+        quota("orphan", parent="ghost", max={"cpu": 4}),
+        quota("loop-a", parent="loop-b", is_parent=True, max={"cpu": 4}),
+        quota("loop-b", parent="loop-a", is_parent=True, max={"cpu": 4}),
+        pod("stray", namespace="team-a", quota="dept", cpu="1"),
+    )
     operator = await start_operator(tmp_path, api)
     try:
         await eventually(lambda: converged(api), what="convergence around bad objects")
@@ -132,6 +141,21 @@ async def test_unreadable_objects_are_reported_and_the_rest_is_computed(api, tmp
         assert "'two': not a Kubernetes quantity" in reported()["broken-pod"]
         orphan = next(o for o in stored(api, QUOTAS) if o["metadata"]["name"] == "orphan")
         assert json.loads(orphan["metadata"]["annotations"][keys.REQUEST]) == {"cpu": "0"}
+
+        def problems() -> dict[str, str]:
+            return {
+                e["involvedObject"]["name"]: e["message"]
+                for e in stored(api, EVENTS)
+                if e.get("reason") == "ConfigurationProblem"
+            }
+
+        await eventually(
+            lambda: {"orphan", "loop-a", "stray"} <= set(problems()),
+            what="Events about the configuration problems",
+        )
+        assert "parent 'ghost' does not exist" in problems()["orphan"]
+        assert "parent cycle loop-a -> loop-b -> loop-a" in problems()["loop-a"]
+        assert "names a parent group ('dept')" in problems()["stray"]
     finally:
         await operator.stop()
 
