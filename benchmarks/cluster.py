@@ -57,15 +57,17 @@ def _quota(
     }
 
 
-def quotas() -> list[dict[str, Any]]:
+def quotas(
+    departments: int = DEPARTMENTS, teams: int = TEAMS, subteams: int = SUBTEAMS
+) -> list[dict[str, Any]]:
     objects = []
-    for d in range(DEPARTMENTS):
+    for d in range(departments):
         dept = f"dept-{d}"
         objects.append(_quota(dept, None, 8000, 32000, 1000, is_parent=True))
-        for t in range(TEAMS):
+        for t in range(teams):
             team = f"{dept}-team-{t}"
             objects.append(_quota(team, dept, 80, 320, 10, is_parent=True))
-            for s in range(SUBTEAMS):
+            for s in range(subteams):
                 objects.append(
                     _quota(f"{team}-sub-{s}", team, 8, 32, 1, is_parent=False, lend=(s % 7 != 0))
                 )
@@ -73,11 +75,16 @@ def quotas() -> list[dict[str, Any]]:
 
 
 def pod(rng: random.Random, group: str, index: int, intensity: float, scheduled: bool) -> dict:
-    """A pod of `group`; `intensity` scales its requests (1.0: the sub-team's min, spread)."""
-    cpu_milli = max(50, round(800 * intensity * rng.uniform(0.5, 1.5) / 50) * 50)
-    memory_mi = max(64, round(3200 * intensity * rng.uniform(0.5, 1.5) / 64) * 64)
+    """A pod of `group`; `intensity` scales its requests (1.0: the sub-team's min, spread).
+
+    Like the pods of a Deployment, a sub-team's pods come from a few templates: the even
+    ones are workers, the odd ones are servers at half the size, and one in ten has a GPU.
+    """
+    size = 1.0 if index % 2 == 0 else 0.5
+    cpu_milli = max(50, round(800 * intensity * size / 50) * 50)
+    memory_mi = max(64, round(3200 * intensity * size / 64) * 64)
     requests = {"cpu": f"{cpu_milli}m", "memory": f"{memory_mi}Mi"}
-    if rng.random() < 0.1:
+    if index % 10 == 9:
         requests["nvidia.com/gpu"] = "1"
     name = f"{group}-worker-{index:03d}-{rng.randrange(16**5):05x}"
     status: dict[str, Any] = {
@@ -139,20 +146,27 @@ def pod(rng: random.Random, group: str, index: int, intensity: float, scheduled:
     }
 
 
-def pods(seed: int = 1) -> list[dict[str, Any]]:
+def pods(
+    seed: int = 1,
+    *,
+    departments: int = DEPARTMENTS,
+    teams: int = TEAMS,
+    subteams: int = SUBTEAMS,
+    per_subteam: int = PODS_PER_SUBTEAM,
+) -> list[dict[str, Any]]:
     """Sub-teams ask between 0.2x and 2.5x their min; about 3 in 4 pods are running, which
     keeps the running pods inside the nodes' capacity while the busiest teams borrow."""
     rng = random.Random(seed)
     leaves = [
         f"dept-{d}-team-{t}-sub-{s}"
-        for d in range(DEPARTMENTS)
-        for t in range(TEAMS)
-        for s in range(SUBTEAMS)
+        for d in range(departments)
+        for t in range(teams)
+        for s in range(subteams)
     ]
     result = []
     for leaf in leaves:
         intensity = rng.uniform(0.2, 2.5)
-        for i in range(PODS_PER_SUBTEAM):
+        for i in range(per_subteam):
             result.append(pod(rng, leaf, i, intensity, scheduled=rng.random() < 0.75))
     return result
 

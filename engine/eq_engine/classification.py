@@ -10,10 +10,8 @@ order: in-quota, in-quota, over-quota.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 
-import numpy as np
-
-from .integers import Amounts
 from .objects import Pod
 
 
@@ -23,10 +21,19 @@ def importance(pod: Pod) -> tuple[bool, int, float, str, str]:
     return (pod.preemptible, -pod.priority, started, pod.namespace, pod.name)
 
 
-def fits_in_min(requests: Amounts, effective_min: Amounts) -> list[bool]:
-    """For requests (rows, most important first): whether each pod is in-quota."""
-    if not len(requests):
-        return []
-    running = np.cumsum(requests, axis=0)
-    fits: list[bool] = np.all(running <= effective_min, axis=1).tolist()
+def fits_in_min(requests: Iterable[Sequence[int]], effective_min: Sequence[int]) -> list[bool]:
+    """For requests (most important first): whether each pod is in-quota.
+
+    Plain integers: groups hold a handful of pods, where numpy's per-call cost dominates.
+    Requests are never negative, so once the running sum leaves the min it stays out.
+    """
+    running = [0] * len(effective_min)
+    fits, inside = [], True
+    for request in requests:
+        if inside:
+            running = [total + amount for total, amount in zip(running, request, strict=True)]
+            inside = all(
+                total <= limit for total, limit in zip(running, effective_min, strict=True)
+            )
+        fits.append(inside)
     return fits

@@ -42,18 +42,17 @@ class _Member:
     group: int = -1
     request: tuple[int, ...] = ()
 
-    def rows(self) -> Amounts:
-        """This pod's share of the four accounting blocks."""
-        request = np.array(self.request, dtype=np.int64)
-        zero = np.zeros_like(request)
+    def rows(self, sign: int = 1) -> Amounts:
+        """This pod's share of the four accounting blocks, side by side (negated: -1)."""
+        request = list(self.request) if sign > 0 else [-amount for amount in self.request]
+        zero = [0] * len(request)
         scheduled, locked = self.pod.scheduled, not self.pod.preemptible
-        return np.concatenate(
-            [
-                request,
-                request if scheduled else zero,
-                request if locked else zero,
-                request if locked and scheduled else zero,
-            ]
+        return np.array(
+            request
+            + (request if scheduled else zero)
+            + (request if locked else zero)
+            + (request if locked and scheduled else zero),
+            dtype=np.int64,
         )
 
 
@@ -193,19 +192,17 @@ class QuotaEngine:
         else:
             self._pod_problems[member.pod.key] = problem
         member.group = group
-        arrays = self._arrays
-        assert arrays is not None
         request = member.pod.request
         vector = tuple(
             clamp(request.get(name, 0)) if keep else 0
-            for name, keep in zip(self._resources, arrays.request_keys[group].tolist(), strict=True)
+            for name, keep in zip(self._resources, self._request_keys[group], strict=True)
         )
         member.request = self._vectors.setdefault(vector, vector)
 
     def _account(self, member: _Member, sign: int) -> None:
         arrays = self._arrays
         assert arrays is not None
-        arrays.own[member.group] += sign * member.rows()
+        arrays.own[member.group] += member.rows(sign)
         members = self._members[member.group]
         if sign > 0:
             members.add(member)
@@ -540,10 +537,7 @@ class QuotaEngine:
                 labels = {m.pod.key: None for m in scheduled}
             else:
                 fits = classification.fits_in_min(
-                    np.array([m.request for m in scheduled], dtype=np.int64).reshape(
-                        len(scheduled), len(self._resources)
-                    ),
-                    arrays.effective_min[group],
+                    (m.request for m in scheduled), arrays.effective_min[group].tolist()
                 )
                 labels = {
                     m.pod.key: "in-quota" if ok else "over-quota"
@@ -578,31 +572,32 @@ class QuotaEngine:
         total = arrays.total[index].tolist()
 
         def values(row: list[int], keys: list[bool] | None = None) -> dict[str, int]:
-            """The resources among `keys` (all of them when None), and any non-zero others."""
+            """The resources among `keys`, and any other that is not zero."""
+            if keys is None:
+                return {name: amount for name, amount in zip(names, row, strict=True) if amount}
             return {
                 name: amount
-                for i, (name, amount) in enumerate(zip(names, row, strict=True))
-                if amount or (keys is not None and keys[i])
+                for name, amount, key in zip(names, row, keys, strict=True)
+                if amount or key
             }
 
         runtime = None
         if index != SYSTEM and not (index == DEFAULT and group.max is None):
             runtime = values(arrays.runtime[index].tolist(), arrays.has_runtime[index].tolist())
-        return GroupStatus(
+        effective_min = arrays.effective_min[index].tolist()
+        return GroupStatus(  # the settings are shared, not copied: nothing mutates them
             name=group.name,
             namespace=group.namespace,
             parent=group.parent,
             is_parent=group.is_parent,
-            min=dict(group.min),
-            max=None if group.max is None else dict(group.max),
-            shared_weight=dict(group.shared_weight),
+            min=group.min,
+            max=group.max,
+            shared_weight=group.shared_weight,
             request=values(arrays.request[index].tolist(), shown),
             runtime=runtime,
             used=values(total[_USED * width : (_USED + 1) * width], shown),
             effective_min={
-                name: int(arrays.effective_min[index, names.index(name)])
-                for name in group.min
-                if name in names
+                name: effective_min[names.index(name)] for name in group.min if name in names
             },
             non_preemptible_request=values(total[_NP_REQUEST * width : (_NP_REQUEST + 1) * width]),
             non_preemptible_used=values(total[_NP_USED * width : (_NP_USED + 1) * width]),

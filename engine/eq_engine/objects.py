@@ -30,7 +30,16 @@ RawObject = Mapping[str, Any]
 def _quantities(value: object) -> dict[str, int]:
     if not isinstance(value, Mapping):
         raise ValueError("expected a map of resource names to quantities")
-    return resource_list(value)
+    try:
+        return dict(_canonical_items(tuple(value.items())))
+    except TypeError:  # an unhashable value: let resource_list name it
+        return resource_list(value)
+
+
+@lru_cache(maxsize=16384)
+def _canonical_items(items: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, int], ...]:
+    """Cached: the pods of one workload repeat the same resource lists."""
+    return tuple(resource_list(dict(items)).items())
 
 
 _Quantities = Annotated[dict[str, int], BeforeValidator(_quantities)]
