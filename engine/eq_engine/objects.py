@@ -47,7 +47,7 @@ _Quantities = Annotated[dict[str, int], BeforeValidator(_quantities)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
 
 class _Metadata(_Model):
