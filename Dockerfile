@@ -1,11 +1,13 @@
-# One image for every process of the product: `elastic-quota simulate`, and later the operator
-# and the webhook (`elastic-quota operator`, `elastic-quota webhook`).
+# One image for every process of the product: `elastic-quota operator`, `elastic-quota webhook`
+# (and `elastic-quota simulate`).
 # Build: docker build -t elastic-quota .
 FROM python:3.11.14-slim-bookworm AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY engine engine
 COPY cli cli
+COPY webhook webhook
+COPY operator operator
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM python:3.11.14-slim-bookworm
