@@ -124,5 +124,9 @@ async def test_a_tree_converges_and_follows_every_change(api, client, tmp_path):
             await change
             await eventually(lambda: converged(api), what="convergence after a change")
         assert actual(api)[1]["team-a/a-0"] is None  # a finished pod loses its label
+        for raw in stored(api, QUOTAS) + stored(api, PODS):  # nothing of Kopf's on any object
+            metadata = raw["metadata"]
+            assert not metadata.get("finalizers")
+            assert not [k for k in metadata.get("annotations") or {} if "kopf" in k]
     finally:
         await operator.stop()
