@@ -248,6 +248,11 @@ class QuotaEngine:
         member = self._pods[pod_key]
         return {n: v for n, v in zip(self._resources, member.request, strict=True) if v}
 
+    def pod(self, pod_key: str) -> Pod | None:
+        """The pod as the engine knows it; None when it is gone (or finished)."""
+        member = self._pods.get(pod_key)
+        return None if member is None else member.pod
+
     def pod_uid(self, pod_key: str) -> str:
         return self._pods[pod_key].pod.uid
 

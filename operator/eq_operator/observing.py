@@ -38,12 +38,14 @@ def _register_kind(
     forget: Any,
     view: ClusterView,
 ) -> None:
-    def index(body: kopf.Body, **_: Any) -> None:
+    # Coroutines, not functions: Kopf runs plain functions in a thread pool, where they would
+    # race the operator's loop over the engine's state.
+    async def index(body: kopf.Body, **_: Any) -> None:
         error = observe(body)
         if error is not None:
             kopf.warn(body, reason="InvalidObject", message=f"not counted: {error}")
 
-    def event(type: str | None, body: kopf.Body, **_: Any) -> None:
+    async def event(type: str | None, body: kopf.Body, **_: Any) -> None:
         view.synced = True
         if type == "DELETED":
             forget(body)

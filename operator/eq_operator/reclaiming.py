@@ -35,6 +35,8 @@ class Outcome(StrEnum):
 
 
 Evict = Callable[[str, str], Awaitable[Outcome]]
+MEMORY = 60.0
+"""Seconds an eviction (or a dry-run report) is remembered while the watch catches up."""
 
 
 def eviction_api(api: client.ApiClient) -> Evict:
@@ -81,15 +83,33 @@ class Reclaimer:
         self._view, self._evict, self._events, self._settings = view, evict, events, settings
         self._metrics, self._clock = metrics, clock
         self._over_since: dict[str, float] = {}
+        self._evicted: dict[str, float] = {}
+        """Pods evicted, by when: they count as returned until the watch catches up."""
+        self._reported: dict[str, float] = {}
+        """Dry-run decisions, by when: reported once a MEMORY, not every round."""
 
     def forget(self) -> None:
         """Start over (a new leader does not inherit the old one's timers)."""
         self._over_since.clear()
+        self._evicted.clear()
+        self._reported.clear()
+
+    def _remember(self, now: float) -> None:
+        """Forget evictions the watch has caught up with: the pod is gone or terminating."""
+        engine = self._view.engine
+        for key, when in list(self._evicted.items()):
+            pod = engine.pod(key)
+            if pod is None or pod.terminating or now - when > MEMORY:
+                del self._evicted[key]
+        for key, when in list(self._reported.items()):
+            if now - when > MEMORY:
+                del self._reported[key]
 
     async def round(self) -> None:
         engine = self._view.engine
-        plans = engine.reclaim_plan()
         now = self._clock()
+        self._remember(now)
+        plans = engine.reclaim_plan(leaving=self._evicted)
         for group in list(self._over_since):
             if group not in plans:
                 del self._over_since[group]
@@ -107,25 +127,29 @@ class Reclaimer:
             f"{_shown(status.runtime)}, for {over_for:.0f}s"
         )
         refused: set[str] = set()
-        gone: set[str] = set()
         done = 0
         while pods and done < self._settings.max_evictions:
-            key = pods[0]
+            key, pods = pods[0], pods[1:]
+            done += 1
+            if self._settings.dry_run and key in self._reported:
+                continue  # reported a moment ago; the plan has not changed
             namespace, name = key.split("/", 1)
             request = engine.pod_request(key)
             if self._settings.dry_run:
                 outcome = Outcome.DRY_RUN
+                self._reported[key] = self._clock()
             else:
                 outcome = await self._evict(namespace, name)
             self._metrics.evictions.labels(outcome.value).inc()
             await self._record(group, key, outcome, f"{reason}; the pod requests {_shown(request)}")
             if outcome is Outcome.BLOCKED or outcome is Outcome.FAILED:
+                done -= 1
                 refused.add(key)  # it stays: ask again for what else would do
-                pods = engine.reclaim_plan(keep=refused, leaving=gone).get(group, [])
-                continue
-            gone.add(key)
-            done += 1
-            pods = pods[1:]
+                plans = engine.reclaim_plan(keep=refused, leaving=self._evicted)
+                pods = plans.get(group, [])
+            elif outcome is not Outcome.DRY_RUN:
+                # Until the watch shows it terminating or gone, it counts as returned.
+                self._evicted[key] = self._clock()
 
     async def _record(self, group: str, key: str, outcome: Outcome, why: str) -> None:
         namespace, name = key.split("/", 1)

@@ -85,6 +85,7 @@ async def eventually(
     *,
     timeout: float = 15.0,
     what: str = "the condition",
+    explain: Callable[[], object] | None = None,
 ) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
@@ -94,7 +95,8 @@ async def eventually(
         if result:
             return
         if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            detail = "" if explain is None else f": {explain()}"
+            raise AssertionError(f"timed out waiting for {what}{detail}")
         await asyncio.sleep(0.05)
 
 

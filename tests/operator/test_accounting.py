@@ -87,6 +87,21 @@ def actual(api: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str | None]]:
     return groups, labels
 
 
+def differences(api: Any) -> list[str]:
+    """What differs between the objects and the engine's numbers (empty: converged)."""
+    want_groups, want_labels = expected(api)
+    have_groups, have_labels = actual(api)
+    return [
+        f"{k}: want {v}, have {have_groups.get(k)}"
+        for k, v in want_groups.items()
+        if have_groups.get(k) != v
+    ] + [
+        f"{k}: want {v}, have {have_labels.get(k)}"
+        for k, v in want_labels.items()
+        if have_labels.get(k) != v
+    ]
+
+
 def converged(api: Any) -> bool:
     want_groups, want_labels = expected(api)
     have_groups, have_labels = actual(api)
@@ -100,7 +115,9 @@ async def test_a_tree_converges_and_follows_every_change(api, client, tmp_path):
     store(api, *tree())
     operator = await start_operator(tmp_path, api)
     try:
-        await eventually(lambda: converged(api), what="the first convergence")
+        await eventually(
+            lambda: converged(api), what="the first convergence", explain=lambda: differences(api)
+        )
         groups, labels = actual(api)
         assert set(groups) >= {
             "koordinator-root-quota",
@@ -115,6 +132,7 @@ async def test_a_tree_converges_and_follows_every_change(api, client, tmp_path):
             client.patch(pod("a-0", namespace="team-a"), {"status": {"phase": "Succeeded"}}),
             client.delete(pod("s1-0", namespace="sub-1")),
             client.patch(quota("team-a", namespace="team-a"), {"spec": {"min": {"cpu": 4}}}),
+            client.patch(quota("sub-1", namespace="sub-1"), {"spec": {"max": {"cpu": 2}}}),
             client.patch(
                 quota("sub-2", namespace="sub-2"), {"metadata": {"labels": {keys.PARENT: "dept"}}}
             ),
@@ -122,7 +140,11 @@ async def test_a_tree_converges_and_follows_every_change(api, client, tmp_path):
         ]
         for change in changes:
             await change
-            await eventually(lambda: converged(api), what="convergence after a change")
+            await eventually(
+                lambda: converged(api),
+                what="convergence after a change",
+                explain=lambda: differences(api),
+            )
         assert actual(api)[1]["team-a/a-0"] is None  # a finished pod loses its label
         for raw in stored(api, QUOTAS) + stored(api, PODS):  # nothing of Kopf's on any object
             metadata = raw["metadata"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import kmock
 from eq_engine import keys
 
 from tests.kube import EVENTS, LEASES, QUOTAS, store, stored
@@ -160,7 +161,18 @@ async def test_unreadable_objects_are_reported_and_the_rest_is_computed(api, tmp
         await operator.stop()
 
 
-async def test_probes_and_metrics(api, tmp_path):
+async def test_status_goes_on_the_object_when_the_crd_has_no_status_subresource(api, tmp_path):
+    # Koordinator's CRD has no status subresource: PATCH .../status answers 404 there.
+    api["patch", kmock.resource(QUOTAS), kmock.subresource("status")] << 404
+    store(api, *tree())
+    operator = await start_operator(tmp_path, api)
+    try:
+        await eventually(lambda: converged(api), what="convergence without /status")
+    finally:
+        await operator.stop()
+
+
+async def test_probes_and_metrics(api, client, tmp_path):
     store(api, *tree(), node("n9", cpu="1"))
     operator = await start_operator(tmp_path, api)
     try:
@@ -174,5 +186,11 @@ async def test_probes_and_metrics(api, tmp_path):
         ) in page
         assert "elastic_quota_recompute_duration_seconds_count" in page
         assert 'elastic_quota_api_writes_total{kind="ElasticQuota",result="ok"}' in page
+        await client.delete(quota("sub-2", namespace="sub-2"))
+
+        async def forgotten() -> bool:
+            return 'group="sub-2"' not in (await operator.get("/metrics"))[1]
+
+        await eventually(forgotten, what="a deleted group's series to go")
     finally:
         await operator.stop()
