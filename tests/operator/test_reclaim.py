@@ -163,3 +163,19 @@ async def test_dry_run_evicts_nothing_and_records_events(api, client, tmp_path, 
         }
     finally:
         await operator.stop()
+
+
+async def test_at_most_max_evictions_per_group_per_round(api, client, tmp_path):
+    store(api, *borrowing())
+    evictions = Evictions(api, client)
+    operator = await start_operator(
+        tmp_path, api, "--reclaim-delay", "0.5", "--reclaim-interval", "1", "--max-evictions", "1"
+    )
+    try:
+        await lender_comes_back(client)
+        await eventually(lambda: len(evictions.names) >= 3, what="three evictions")
+        assert evictions.names[:3] == ["b4", "b3", "b2"]
+        gaps = [b - a for a, b in zip(evictions.times, evictions.times[1:3], strict=False)]
+        assert all(gap >= 0.9 for gap in gaps)  # one per round, rounds a second apart
+    finally:
+        await operator.stop()
