@@ -5,6 +5,7 @@ FROM python:3.11.14-slim-bookworm AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY engine engine
+COPY kit kit
 COPY cli cli
 COPY webhook webhook
 COPY operator operator

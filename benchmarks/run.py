@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -101,7 +102,7 @@ def simulate_versus_json_load() -> tuple[float, float]:
         [sys.executable, "-m", "eq_cli.main", "simulate", "-f", str(path), "-o", "json"],
         check=True,
         stdout=subprocess.DEVNULL,
-        env={"PYTHONPATH": f"{REPO / 'engine'}:{REPO / 'cli'}"},
+        env={"PYTHONPATH": os.pathsep.join(str(REPO / d) for d in ("engine", "cli"))},
     )
     return time.perf_counter() - start, load_time
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import eq_engine
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.paths import PYTHONPATH, REPO
 
 
 def test_import_operator_is_the_standard_library():
@@ -31,7 +31,7 @@ def test_engine_imports_no_io_library():
         cwd=REPO,
         capture_output=True,
         text=True,
-        env={"PYTHONPATH": f"{REPO / 'engine'}:{REPO / 'cli'}", "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": PYTHONPATH, "PATH": "/usr/bin:/bin"},
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout

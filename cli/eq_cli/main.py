@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from eq_engine import QuantityError, to_canonical
@@ -189,8 +189,6 @@ def _operator(args: argparse.Namespace) -> int:
     from eq_operator.main import serve  # imported here: simulate needs no server libraries
     from eq_operator.settings import OperatorSettings, ReclaimSettings
 
-    from .kubeclient import connect
-
     logs.configure(args.log_level, args.log_format)
     if args.kubeconfig:  # Kopf logs in by itself and reads this variable
         os.environ["KUBECONFIG"] = args.kubeconfig
@@ -216,14 +214,7 @@ def _operator(args: argparse.Namespace) -> int:
         identity=args.identity,
     )
 
-    async def run() -> None:
-        api = await connect(args.kubeconfig)
-        try:
-            await serve(settings, api)
-        finally:
-            await api.close()
-
-    asyncio.run(run())
+    asyncio.run(_with_api(args.kubeconfig, lambda api: serve(settings, api)))
     return 0
 
 
@@ -272,8 +263,6 @@ def _webhook(args: argparse.Namespace) -> int:
     from eq_webhook.main import serve  # imported here: simulate needs no server libraries
     from eq_webhook.settings import WebhookSettings
 
-    from .kubeclient import connect
-
     logs.configure(args.log_level, args.log_format)
     settings = WebhookSettings(
         cert_file=args.cert_file,
@@ -285,15 +274,19 @@ def _webhook(args: argparse.Namespace) -> int:
         engine=flags.engine_config(args),
     )
 
-    async def run() -> None:
-        api = await connect(args.kubeconfig)
-        try:
-            await serve(settings, api)
-        finally:
-            await api.close()
-
-    asyncio.run(run())
+    asyncio.run(_with_api(args.kubeconfig, lambda api: serve(settings, api)))
     return 0
+
+
+async def _with_api(kubeconfig: str | None, run: Callable[[Any], Awaitable[None]]) -> None:
+    """Run a server with an API client that is closed when it stops."""
+    from .kubeclient import connect
+
+    api = await connect(kubeconfig)
+    try:
+        await run(api)
+    finally:
+        await api.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -13,8 +13,8 @@ from typing import Any
 import kopf
 from aiohttp import web
 from eq_engine import QuotaEngine
+from eq_kit.probes import probes_app, start_site
 from kubernetes_asyncio import client
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from . import observing
 from .builtins import ensure_builtins
@@ -30,27 +30,14 @@ from .writing import Writer
 
 
 def _probes(view: ClusterView, loop: Loop, metrics: Metrics, stale_after: float) -> web.Application:
-    async def healthz(_: web.Request) -> web.Response:
+    def health() -> str | None:
         age = time.monotonic() - loop.heartbeat
-        if age > stale_after:
-            return web.Response(status=503, text=f"the loop last ran {age:.0f}s ago\n")
-        return web.Response(text="ok\n")
+        return f"the loop last ran {age:.0f}s ago" if age > stale_after else None
 
-    async def readyz(_: web.Request) -> web.Response:
-        if view.synced:
-            return web.Response(text="ok\n")
-        return web.Response(status=503, text="the initial listings are not loaded yet\n")
+    def ready() -> str | None:
+        return None if view.synced else "the initial listings are not loaded yet"
 
-    async def page(_: web.Request) -> web.Response:
-        return web.Response(
-            body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
-        )
-
-    app = web.Application()
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/readyz", readyz)
-    app.router.add_get("/metrics", page)
-    return app
+    return probes_app(health=health, ready=ready, registry=metrics.registry)
 
 
 async def serve(
@@ -86,10 +73,8 @@ async def serve(
             logging.getLogger("kopf.objects").setLevel(logging.WARNING)
         settings.watching.server_timeout = 300
         await ensure_builtins(api, view.engine.config)
-        runner = web.AppRunner(_probes(view, loop, metrics, stale_after=30.0), access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, "0.0.0.0", probe_port).start()
-        runners.append(runner)
+        probes = _probes(view, loop, metrics, stale_after=30.0)
+        runners.append(await start_site(probes, "0.0.0.0", probe_port))
         tasks.extend([asyncio.create_task(loop.run()), asyncio.create_task(leadership.run())])
 
     @kopf.on.cleanup(registry=registry)

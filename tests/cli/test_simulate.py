@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from tests.manifests import node, pod, quota
+from tests.paths import PYTHONPATH, REPO
 
-REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = [str(REPO / "examples" / f) for f in ("quotas.yaml", "nodes.yaml", "workloads.yaml")]
 EXAMPLE_ARGS = [arg for path in EXAMPLES for arg in ("-f", path)]
 
@@ -24,7 +24,7 @@ def simulate(*args: str, stdin: str | None = None) -> subprocess.CompletedProces
         capture_output=True,
         text=True,
         timeout=60,
-        env={"PYTHONPATH": f"{REPO / 'engine'}:{REPO / 'cli'}", "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": PYTHONPATH, "PATH": "/usr/bin:/bin"},
     )
 
 

@@ -17,9 +17,9 @@ import pytest_asyncio
 from kmock import Server
 
 from tests.kube import Client, Emulator, declare_resources, write_kubeconfig
+from tests.paths import PYTHONPATH
 from tests.webhook.conftest import free_port
 
-REPO = Path(__file__).resolve().parents[2]
 FAST = ("--batch-interval", "0.05", "--reclaim-interval", "0.1", "--lease-duration", "2")
 
 
@@ -58,7 +58,7 @@ async def start_operator(tmp: Path, api: Emulator, *extra: str, name: str = "op"
         ],
         env={
             **os.environ,
-            "PYTHONPATH": os.pathsep.join(str(REPO / d) for d in ("engine", "cli", "operator")),
+            "PYTHONPATH": PYTHONPATH,
         },
     )
     operator = Operator(process, f"http://127.0.0.1:{probe_port}")

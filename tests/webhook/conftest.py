@@ -23,8 +23,8 @@ from kmock import Server
 
 from tests.kube import Emulator, declare_resources, store, write_kubeconfig
 from tests.manifests import node, pod, quota
+from tests.paths import PYTHONPATH
 
-REPO = Path(__file__).resolve().parents[2]
 REVIEW = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}
 KINDS = {
     "ElasticQuota": ("scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas"),
@@ -146,7 +146,7 @@ async def start_webhook(
         ],
         env={
             **os.environ,
-            "PYTHONPATH": os.pathsep.join(str(REPO / d) for d in ("engine", "cli", "webhook")),
+            "PYTHONPATH": PYTHONPATH,
         },
     )
     session = aiohttp.ClientSession()

@@ -6,20 +6,14 @@ import asyncio
 import contextlib
 import signal
 
+from eq_kit.probes import probes_app, start_site
 from kubernetes_asyncio import client
 
 from .admission import KINDS
 from .kube import follow, pod_lister
 from .logs import logger
 from .metrics import Metrics
-from .server import (
-    TLSFiles,
-    admission_app,
-    probes_app,
-    reload_certificates,
-    start_site,
-    tls_context,
-)
+from .server import TLSFiles, admission_app, readiness, reload_certificates, tls_context
 from .settings import WebhookSettings
 from .state import ClusterState
 
@@ -46,7 +40,13 @@ async def serve(settings: WebhookSettings, api: client.ApiClient) -> None:
             settings.port,
             context,
         ),
-        await start_site(probes_app(state, metrics), settings.address, settings.probe_port),
+        await start_site(
+            probes_app(
+                health=lambda: None, ready=lambda: readiness(state), registry=metrics.registry
+            ),
+            settings.address,
+            settings.probe_port,
+        ),
     ]
     logger.info(
         "validating %s on https://%s:%d, probes on http://%s:%d",

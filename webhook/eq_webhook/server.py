@@ -21,7 +21,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from .admission import KINDS, PodLister, admit
 from .logs import logger
@@ -96,32 +95,6 @@ def _admission_handler(
     return handle
 
 
-def probes_app(state: ClusterState, metrics: Metrics) -> web.Application:
-    async def healthz(_: web.Request) -> web.Response:
-        return web.Response(text="ok\n")
-
-    async def readyz(_: web.Request) -> web.Response:
-        if state.ready:
-            return web.Response(text="ok\n")
-        missing = sorted({"ElasticQuota", "Node"} - state.synced)
-        return web.Response(status=503, text=f"not loaded yet: {', '.join(missing)}\n")
-
-    async def metrics_page(_: web.Request) -> web.Response:
-        return web.Response(
-            body=generate_latest(metrics.registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
-        )
-
-    app = web.Application()
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/readyz", readyz)
-    app.router.add_get("/metrics", metrics_page)
-    return app
-
-
-async def start_site(
-    app: web.Application, host: str, port: int, context: ssl.SSLContext | None = None
-) -> web.AppRunner:
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, host, port, ssl_context=context).start()
-    return runner
+def readiness(state: ClusterState) -> str | None:
+    missing = sorted({"ElasticQuota", "Node"} - state.synced)
+    return f"not loaded yet: {', '.join(missing)}" if missing else None

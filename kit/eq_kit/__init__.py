@@ -1,0 +1,4 @@
+"""eq_kit: the small pieces both edges (webhook and operator) use, so neither repeats them.
+
+HTTP probes and metrics for now. No rules, no engine: the edges import it, it imports neither.
+"""

@@ -1,0 +1,45 @@
+"""The plain-HTTP side of a long-running process: /healthz, /readyz and /metrics."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+Check = Callable[[], str | None]
+"""Returns None when all is well, else why not (the text of the 503)."""
+Handler = Callable[[web.Request], Awaitable[web.Response]]
+
+
+def _probe(check: Check) -> Handler:
+    async def handler(_: web.Request) -> web.Response:
+        problem = check()
+        if problem is None:
+            return web.Response(text="ok\n")
+        return web.Response(status=503, text=problem + "\n")
+
+    return handler
+
+
+def probes_app(*, health: Check, ready: Check, registry: CollectorRegistry) -> web.Application:
+    async def metrics(_: web.Request) -> web.Response:
+        return web.Response(
+            body=generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_LATEST}
+        )
+
+    app = web.Application()
+    app.router.add_get("/healthz", _probe(health))
+    app.router.add_get("/readyz", _probe(ready))
+    app.router.add_get("/metrics", metrics)
+    return app
+
+
+async def start_site(
+    app: web.Application, host: str, port: int, context: ssl.SSLContext | None = None
+) -> web.AppRunner:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, host, port, ssl_context=context).start()
+    return runner
