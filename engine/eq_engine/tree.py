@@ -27,6 +27,9 @@ from .quantities import ResourceList
 
 IndexArray = npt.NDArray[np.intp]
 
+_EMPTY = np.zeros(0, dtype=np.intp)
+_ZERO = np.zeros(1, dtype=np.intp)
+
 ROOT, SYSTEM, DEFAULT = 0, 1, 2
 """Indices of the built-in groups."""
 
@@ -103,6 +106,14 @@ class Tree:
     def children_of(self, parents: IndexArray) -> tuple[IndexArray, IndexArray, IndexArray]:
         """The children of `parents` (sorted) as one array, where each parent's run starts,
         and the parents that have any: ready for `np.add.reduceat`."""
+        if len(parents) == 1:  # the usual case of an incremental update: one slice
+            first_one, stop_one = (
+                int(self.child_start[parents[0]]),
+                int(self.child_stop[parents[0]]),
+            )
+            if stop_one == first_one:
+                return _EMPTY, _EMPTY, _EMPTY
+            return np.arange(first_one, stop_one), _ZERO, parents
         first, stop = self.child_start[parents], self.child_stop[parents]
         having = stop > first
         sizes = (stop - first)[having]
