@@ -93,6 +93,7 @@ class QuotaEngine:
         self._resources: tuple[str, ...] = ()
         self._arrays: _Arrays | None = None
         self._request_keys: list[list[bool]] = []  # arrays.request_keys, for building statuses
+        self._depths: list[int] = []  # tree.depth, as plain integers for the sweeps
         self._members: list[set[_Member]] = []
         self._vectors: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._published: dict[str, GroupStatus] = {}
@@ -341,8 +342,9 @@ class QuotaEngine:
             self._place(member)
             self._members[member.group].add(member)
             arrays.own[member.group] += member.rows()
+        self._depths = tree.depth.tolist()
         everything = set(range(tree.size))
-        self._refresh_requests(everything)
+        self._refresh_requests(None)
         self._refresh_runtime(everything, total_changed=True)
         self._tree_dirty = self._capacity_dirty = False
         self._dirty_groups, self._dirty_members = set(), set()
@@ -408,8 +410,16 @@ class QuotaEngine:
         width = len(self._resources)
         return slice(block * width, (block + 1) * width)
 
-    def _refresh_requests(self, dirty: set[int]) -> tuple[set[int], set[int]]:
-        """Request, used and non-preemptible sums, bottom-up from `dirty` groups (2.2, 3.3).
+    def _by_depth(self, groups: Iterable[int]) -> dict[int, set[int]]:
+        depth = self._depths
+        found: dict[int, set[int]] = {}
+        for group in groups:
+            found.setdefault(depth[group], set()).add(group)
+        return found
+
+    def _refresh_requests(self, dirty: set[int] | None) -> tuple[set[int], set[int]]:
+        """Request, used and non-preemptible sums, bottom-up from `dirty` groups (None: all of
+        them) (2.2, 3.3).
 
         Returns the groups whose values changed, and the parents whose split must rerun: those
         with a child whose request moved, unless the child stays short of its new and old
@@ -419,15 +429,16 @@ class QuotaEngine:
         arrays = self._arrays
         assert arrays is not None
         tree = self._tree
-        pending = np.zeros(tree.size, dtype=bool)
-        pending[list(dirty)] = True
-        changed = np.zeros(tree.size, dtype=bool)
-        resplit = np.zeros(tree.size, dtype=bool)
+        pending = {} if dirty is None else self._by_depth(dirty)
+        changed: set[int] = set()
+        resplit: set[int] = set()
         request_block = self._block(_REQUEST)
         for depth in range(max(len(tree.levels), 1), -1, -1):  # system/default sit at depth 1
-            low, high = tree.span(depth)
-            groups = np.flatnonzero(pending[low:high]) + low
-            if not len(groups):
+            if dirty is None:
+                groups = np.arange(*tree.span(depth))
+            elif depth in pending:
+                groups = np.array(sorted(pending[depth]), dtype=np.intp)
+            else:
                 continue
             total = arrays.own[groups]
             rows, starts, owners = tree.children_of(groups)
@@ -451,7 +462,7 @@ class QuotaEngine:
                 arrays.runtime[groups] < np.minimum(before, after)
             )
             reshares = ((before != after) & ~short_of_both).any(axis=1)
-            changed[groups] |= (
+            differs = (
                 moved
                 | (request != arrays.request[groups]).any(axis=1)
                 | (total != arrays.total[groups]).any(axis=1)
@@ -461,12 +472,17 @@ class QuotaEngine:
                 request,
                 passed,
             )
-            parents = tree.parent_index[groups[moved]]
-            pending[parents[parents >= 0]] = True
-            changed[parents[parents >= 0]] = True
-            parents = tree.parent_index[groups[reshares]]
-            resplit[parents[parents >= 0]] = True
-        return set(np.flatnonzero(changed).tolist()), set(np.flatnonzero(resplit).tolist())
+            if dirty is None:
+                continue  # everything is recomputed and reported anyway
+            changed.update(groups[differs].tolist())
+            parents = [p for p in tree.parent_index[groups[moved]].tolist() if p >= 0]
+            changed.update(parents)
+            if parents:
+                pending.setdefault(depth - 1, set()).update(parents)
+            resplit.update(p for p in tree.parent_index[groups[reshares]].tolist() if p >= 0)
+        if dirty is None:
+            return set(range(tree.size)), set(range(tree.size))
+        return changed, resplit
 
     def _refresh_runtime(self, resplit: set[int], *, total_changed: bool) -> set[int]:
         """Runtime top-down (2.3-2.8): reruns the split of the parents in `resplit`, of the
@@ -477,8 +493,7 @@ class QuotaEngine:
         tree = self._tree
         used = self._block(_USED)
         changed: set[int] = set()
-        rerun = np.zeros(tree.size, dtype=bool)
-        rerun[np.fromiter(resplit, dtype=np.intp, count=len(resplit))] = True
+        rerun = self._by_depth(resplit)
         if total_changed:
             capacity = amounts(self.capacity(), self._resources)
             total = np.maximum(
@@ -487,10 +502,11 @@ class QuotaEngine:
             if not np.array_equal(total, arrays.runtime[ROOT]):
                 arrays.runtime[ROOT] = total
                 changed.add(ROOT)
-                rerun[ROOT] = True
+                rerun.setdefault(0, set()).add(ROOT)
         for depth in range(len(tree.levels)):
-            low, high = tree.span(depth)
-            parents = np.flatnonzero(rerun[low:high]) + low
+            if depth not in rerun:
+                continue
+            parents = np.array(sorted(rerun[depth]), dtype=np.intp)
             rows, starts, owners = tree.children_of(parents)
             if not len(rows):
                 continue
@@ -520,8 +536,10 @@ class QuotaEngine:
             moved = (runtime != arrays.runtime[rows]).any(axis=1) | shifted
             self._dirty_members.update(rows[shifted].tolist())  # their labels follow the min
             arrays.runtime[rows], arrays.effective_min[rows] = runtime, effective_min
-            changed.update(rows[moved].tolist())
-            rerun[rows[moved]] = True  # their own children's split reruns, if they have any
+            moved_rows = rows[moved].tolist()
+            changed.update(moved_rows)
+            if moved_rows:  # their own children's split reruns, if they have any
+                rerun.setdefault(depth + 1, set()).update(moved_rows)
         return changed
 
     # ---------------------------------------------------------------- labels and publishing
