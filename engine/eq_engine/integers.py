@@ -53,12 +53,18 @@ def fits_int64(*estimates: npt.NDArray[np.float64]) -> bool:
     return all(largest(e) < 2.0**62 for e in estimates)
 
 
+def estimable(largest_b: float, largest_c: float) -> bool:
+    """Whether `floor_divide_product` may take its float estimate for every element."""
+    return largest_b < _FAST_B and largest_c < _FAST_C
+
+
 def floor_divide_product(
-    a: Amounts, b: Amounts, c: Amounts, *, bound: float | None = None
+    a: Amounts, b: Amounts, c: Amounts, *, bound: float | None = None, fast: bool = False
 ) -> tuple[Amounts, Amounts]:
     """`(a*b // c, a*b % c)` elementwise, exactly, for `0 <= a <= c`, `b >= 0`, `c > 0`.
 
-    `bound`, if given, is an upper bound of every a*b that the caller already knows.
+    `bound`, if given, is an upper bound of every a*b that the caller already knows; `fast`,
+    that the caller knows `estimable(max b, max c)`.
     int64 products overflow (2**40 * 2**40 wraps to 0), so where they might, the quotient is
     first estimated in float64 and then corrected: with b < 2**50 the estimate is off by at
     most 2, so the true remainder a*b - q*c lies within 3*c, which wrapping int64 arithmetic
@@ -69,22 +75,22 @@ def floor_divide_product(
     if a.dtype == object or bound < 2.0**62:
         product = a * b  # exact: Python integers, or int64 products known not to overflow
         return product // c, product % c
-    if largest(b) < _FAST_B and largest(c) < _FAST_C:  # the usual case: every element is fast
+    if fast or estimable(largest(b), largest(c)):  # the usual case: every element is fast
         estimate = (a.astype(np.float64) / c.astype(np.float64) * b.astype(np.float64)).astype(
             np.int64
         )  # truncation is the floor: nothing here is negative
         remainder = a * b - estimate * c  # exact modulo 2**64, and the true value is small
         correction = remainder // c
         return estimate + correction, remainder - correction * c
-    fast = (b < _FAST_B) & (c < _FAST_C)
+    each = (b < _FAST_B) & (c < _FAST_C)
     estimate = np.floor(a.astype(np.float64) / c.astype(np.float64) * b.astype(np.float64))
-    quotient = np.where(fast, estimate, 0).astype(np.int64)
+    quotient = np.where(each, estimate, 0).astype(np.int64)
     remainder = a * b - quotient * c  # exact modulo 2**64, and the true value is small
-    correction = remainder // np.where(fast, c, 1)
+    correction = remainder // np.where(each, c, 1)
     quotient += correction
     remainder -= correction * c
-    if not fast.all():
-        slow = ~fast
+    if not each.all():
+        slow = ~each
         product = a[slow].astype(object) * b[slow].astype(object)
         quotient[slow] = (product // c[slow].astype(object)).astype(np.int64)
         remainder[slow] = (product % c[slow].astype(object)).astype(np.int64)

@@ -20,7 +20,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from .integers import Amounts, fits_int64, floor_divide_product, largest
+from .integers import Amounts, estimable, fits_int64, floor_divide_product, largest
 
 Mask = npt.NDArray[np.bool_]
 Index = npt.NDArray[np.intp]
@@ -120,6 +120,8 @@ def split(
         # sums could overflow int64: the same steps on Python integers
         total, request, min_, weight = (a.astype(object) for a in (total, request, min_, weight))
     bound = most_weight * most_total  # no share's product is larger
+    fast = estimable(most_total, most_weight * runs.longest)  # leftovers, pool weights
+    small = total.dtype != object and most_total < 2.0**52
     given = np.where(lend, np.minimum(request, min_), min_)
     leftover = total - runs.sums(given)
     pool = (request > min_) & (weight > 0)
@@ -131,19 +133,28 @@ def split(
         take = np.flatnonzero(pool & active[runs.run_of])
         run = runs.run_of[take]
         share, remainder = floor_divide_product(
-            weight[take], leftover[run], pool_weight[run], bound=bound
+            weight[take], leftover[run], pool_weight[run], bound=bound, fast=fast
         )
-        handed = np.zeros_like(leftover)
-        np.add.at(handed, run, share)
-        short = (leftover - handed)[run]
+        short = (leftover - _per_run(share, run, len(leftover), small))[run]
         amount = given[take] + share + _largest_remainders(run, remainder, short, tie_rank[take])
         limit = request[take]
         kept = np.minimum(amount, limit)  # a child never gets more than it asks for...
         given[take] = kept
         pool[take[amount >= limit]] = False
-        leftover = np.zeros_like(leftover)
-        np.add.at(leftover, run, amount - kept)  # ...the excess goes round again
+        leftover = _per_run(amount - kept, run, len(leftover), small)  # ...goes round again
     return given.astype(np.int64) if given.dtype == object else given
+
+
+def _per_run(values: Amounts, run: Index, runs: int, small: bool) -> Amounts:
+    """The sum of `values` for each of `runs` runs (`run`: each value's run).
+
+    `small`: every sum stays below 2**52, so float64 `bincount` adds them exactly, and faster
+    than the exact `add.at`."""
+    if small:
+        return np.bincount(run, weights=values, minlength=runs).astype(np.int64)
+    sums = np.zeros(runs, dtype=values.dtype)
+    np.add.at(sums, run, values)
+    return sums
 
 
 def _sums_fit(
