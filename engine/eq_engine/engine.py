@@ -171,7 +171,7 @@ class QuotaEngine:
             member.group,
             pod.scheduled,
             pod.preemptible,
-        ) or not np.array_equal(old.request, member.request):
+        ) or old.request != member.request:
             self._account(old, -1)
             self._account(member, +1)
         else:  # same sums; the order of the group's pods may still change
@@ -224,7 +224,7 @@ class QuotaEngine:
         admission webhook enforces (`rules.audit`), then the pods' problems, sorted."""
         return [
             *self._tree.problems,
-            *rules.audit(self._tree.catalog, self.capacity()),
+            *rules.audit(self._tree.catalog),
             *sorted(self._pod_problems.values()),
         ]
 
@@ -241,9 +241,6 @@ class QuotaEngine:
         """Every group, in tree order: root, system, default, then level by level."""
         return (self._published[group.name] for group in self._tree.groups)
 
-    def group_of(self, pod_key: str) -> str:
-        return self._tree.groups[self._pods[pod_key].group].name
-
     def pod_request(self, pod_key: str) -> dict[str, int]:
         """What the pod counts for in its group: its request on the group's resources."""
         member = self._pods[pod_key]
@@ -253,9 +250,6 @@ class QuotaEngine:
         """The pod as the engine knows it; None when it is gone (or finished)."""
         member = self._pods.get(pod_key)
         return None if member is None else member.pod
-
-    def pod_uid(self, pod_key: str) -> str:
-        return self._pods[pod_key].pod.uid
 
     def capacity_label(self, pod_key: str) -> str | None:
         """The pod's `in-quota`/`over-quota` label; None while pending, finished or unknown."""

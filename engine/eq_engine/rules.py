@@ -409,7 +409,7 @@ def _label(value: str | None) -> str:
 # ------------------------------------------------------------------------- a whole catalog
 
 
-def audit(catalog: Catalog, capacity: ResourceList | None = None) -> list[Problem]:
+def audit(catalog: Catalog) -> list[Problem]:
     """Every rule applied to every existing group, as if each had just been created.
 
     Missing parents and cycles are left to the tree, which repairs and reports them.

@@ -40,6 +40,3 @@ class Changes:
     removed_groups: tuple[str, ...] = ()
     pod_labels: Mapping[str, str | None] = field(default_factory=dict)
     """Pod key (`namespace/name`) to its new capacity label; `None` removes the label."""
-
-    def __bool__(self) -> bool:
-        return bool(self.groups or self.removed_groups or self.pod_labels)

@@ -100,9 +100,6 @@ class Tree:
         level = self.levels[depth - 1]
         return level.start, level.stop
 
-    def has_children(self, index: int) -> bool:
-        return bool(self.child_stop[index] > self.child_start[index])
-
     def children_of(self, parents: IndexArray) -> tuple[IndexArray, IndexArray, IndexArray]:
         """The children of `parents` (sorted) as one array, where each parent's run starts,
         and the parents that have any: ready for `np.add.reduceat`."""
@@ -120,13 +117,6 @@ class Tree:
         starts = np.cumsum(sizes) - sizes
         rows = np.repeat(first[having] - starts, sizes) + np.arange(int(sizes.sum()))
         return rows, starts, parents[having]
-
-    def ancestors(self, index: int) -> Iterable[int]:
-        """`index`'s parent, grandparent, ..., the root."""
-        parent = int(self.parent_index[index])
-        while parent >= 0:
-            yield parent
-            parent = int(self.parent_index[parent])
 
     def group_of(self, pod: Pod) -> tuple[int, Problem | None]:
         """The index of the group a pod belongs to (`Catalog.group_of`), and any problem."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 
 from eq_engine import Problem
@@ -103,8 +102,7 @@ class Loop:
     def _ref(self, problem: Problem) -> Ref | None:
         namespace, _, name = problem.ref.partition("/")
         if problem.kind == "Pod":
-            with contextlib.suppress(KeyError):
-                return Ref("v1", "Pod", namespace, name, self._view.engine.pod_uid(problem.ref))
-            return None
+            pod = self._view.engine.pod(problem.ref)
+            return None if pod is None else Ref("v1", "Pod", namespace, name, pod.uid)
         ref = self._view.quota_refs.get(name)
         return ref if ref is not None and ref.namespace == namespace else None

@@ -170,7 +170,8 @@ class Reclaimer:
             Outcome.DRY_RUN: "ReclaimDryRun",
         }[outcome]
         logger.info("%s", text, extra={"group": group, "pod": key})
-        uid = self._view.engine.pod_uid(key)
+        pod_now = self._view.engine.pod(key)
+        uid = "" if pod_now is None else pod_now.uid
         await self._events.record(
             Ref("v1", "Pod", namespace, name, uid), type=kind, reason=reason, message=text
         )
