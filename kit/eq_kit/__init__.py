@@ -1,4 +1,5 @@
 """eq_kit: the small pieces both edges (webhook and operator) use, so neither repeats them.
 
-HTTP probes and metrics for now. No rules, no engine: the edges import it, it imports neither.
+HTTP probes and metrics, and reading raw API responses. No rules, no engine: the edges import
+it, it imports neither.
 """

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import json
 from collections.abc import Callable
 from typing import Any
 
 import aiohttp
+from eq_kit.kube import read_json
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -122,13 +122,11 @@ class Leadership:
         return True
 
     async def _read(self) -> dict[str, Any]:
-        response = await self._api.read_namespaced_lease(
-            self._name, self._namespace, _preload_content=False
+        return await read_json(
+            await self._api.read_namespaced_lease(
+                self._name, self._namespace, _preload_content=False
+            )
         )
-        if response.status >= 400:  # unread content is not checked by the client
-            raise ApiException(status=response.status, reason=response.reason)
-        lease: dict[str, Any] = json.loads(await response.read())
-        return lease
 
     async def _create(self) -> bool:
         now = _stamp(_now())

@@ -4,13 +4,13 @@ list the pods bound to a group when a rule needs them."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
 from eq_engine import ObjectError, Pod, keys, parse_pod
 from eq_engine.rules import BoundPodQuery
+from eq_kit.kube import read_json
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -30,21 +30,12 @@ def _list_call(api: client.ApiClient, kind: str) -> Callable[..., Awaitable[Any]
     return client.CoreV1Api(api).list_node
 
 
-async def _raw(response: Any) -> dict[str, Any]:
-    """The JSON of a response read unparsed (`_preload_content=False`), which the client
-    does not check: an error status raises here."""
-    if response.status >= 400:
-        raise ApiException(status=response.status, reason=response.reason)
-    data: dict[str, Any] = json.loads(await response.read())
-    return data
-
-
 async def follow(api: client.ApiClient, kind: str, state: ClusterState) -> None:
     """Keep `state` equal to the cluster's objects of `kind`: list, then watch, forever."""
     call = _list_call(api, kind)
     while True:
         try:
-            listing = await _raw(await call(_preload_content=False))
+            listing = await read_json(await call(_preload_content=False))
             state.replace(kind, listing.get("items") or [])
             version = listing.get("metadata", {}).get("resourceVersion")
             logger.info("loaded %d %s objects", len(listing.get("items") or []), kind)
@@ -82,7 +73,7 @@ def pod_lister(api: client.ApiClient) -> Callable[[BoundPodQuery], Awaitable[lis
         ]
         calls += [core.list_namespaced_pod(ns, _preload_content=False) for ns in query.namespaces]
         try:
-            listings = [await _raw(await call) for call in calls]
+            listings = [await read_json(await call) for call in calls]
         except ApiException as error:
             raise PodLookupError(
                 f"cannot tell which pods are bound to {query.name!r}: the API server answered "
