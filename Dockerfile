@@ -1,7 +1,10 @@
 # One image for every process of the product: `elastic-quota operator`, `elastic-quota webhook`
-# (and `elastic-quota simulate`).
+# (and `elastic-quota simulate`). The Helm chart runs it as user 65532 with a read-only root
+# filesystem.
 # Build: docker build -t elastic-quota .
-FROM python:3.11.14-slim-bookworm AS build
+ARG PYTHON=python:3.11.14-slim-bookworm
+
+FROM ${PYTHON} AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY engine engine
@@ -9,14 +12,20 @@ COPY kit kit
 COPY cli cli
 COPY webhook webhook
 COPY operator operator
+# Wheels of the product and of its pinned dependencies, compiled here and not in the image.
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
-FROM python:3.11.14-slim-bookworm
+FROM ${PYTHON}
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir --no-compile /wheels/*.whl && rm -rf /wheels \
+# Install, then remove pip itself: nothing in the running image can install or build anything.
+RUN pip install --no-cache-dir --no-compile /wheels/*.whl \
+    && rm -rf /wheels \
+    && pip uninstall --yes pip setuptools wheel \
     && useradd --uid 65532 --no-create-home --shell /usr/sbin/nologin elastic-quota
 # No bytecode written at run time: the root filesystem can be mounted read-only.
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 USER 65532:65532
+# The webhook's HTTPS port, and both processes' /healthz, /readyz and /metrics.
+EXPOSE 9443 8080
 ENTRYPOINT ["elastic-quota"]
 CMD ["--help"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,11 @@ PODS = "v1/pods"
 NODES = "v1/nodes"
 EVENTS = "v1/events"
 LEASES = "coordination.k8s.io/v1/leases"
+# What the product's processes asked of the API: (component, group, resource, verb), as an RBAC
+# rule names it. The chart's RBAC must cover exactly this (tests/manifests/test_rbac.py).
+ACCESS: set[tuple[str, str, str, str]] = set()
+_READS = {kmock.action.LIST: "list", kmock.action.WATCH: "watch", kmock.action.FETCH: "get"}
+_WRITES = {"POST": "create", "PATCH": "patch", "PUT": "update", "DELETE": "delete"}
 _PATHS = {
     "ElasticQuota": "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/{namespace}/elasticquotas",
     "Pod": "/api/v1/namespaces/{namespace}/pods",
@@ -35,6 +41,7 @@ class Emulator(kmock.KubernetesEmulator):
         return await super().__call__(raw_request)
 
     async def _handle(self, request: kmock.Request) -> aiohttp.web.StreamResponse:
+        ACCESS.update(_access(request))
         data = request.data
         if request.action == kmock.action.CREATE and isinstance(data, dict):
             metadata = data.get("metadata") or {}
@@ -44,6 +51,26 @@ class Emulator(kmock.KubernetesEmulator):
                 named = {**data, "metadata": {**metadata, "name": name}}
                 object.__setattr__(request, "data", named)
         return await super()._handle(request)
+
+
+def _access(request: kmock.Request) -> Iterator[tuple[str, str, str, str]]:
+    """The request as an RBAC rule names it, when one of the product's processes sent it: Kopf
+    (the operator's watches) or the kubernetes-asyncio client that names its component."""
+    agent = request.headers.get("User-Agent", "")
+    if agent.startswith("kopf/"):
+        component = "operator"
+    elif agent.startswith("elastic-quota/"):
+        component = agent.rsplit("(", 1)[-1].rstrip(")")
+    else:
+        return  # the test itself, acting as a user
+    if request.resource is None or request.resource.plural is None:
+        return  # discovery: open to every authenticated user
+    resource = request.resource.plural
+    if request.subresource:
+        resource += "/" + request.subresource
+    method = str(request.method.value).upper()
+    verb = _READS[request.action] if method == "GET" else _WRITES[method]
+    yield component, request.resource.group or "", resource, verb
 
 
 def _resource(kind: str, *, namespaced: bool, subresources: tuple[str, ...] = ()) -> Any:

@@ -17,8 +17,11 @@ from .output import RENDERERS
 from .simulate import simulate
 
 
-def _capacity(text: str) -> dict[str, int]:
-    """`cpu=100,memory=512Gi` as a ResourceList."""
+def _capacity(text: str) -> dict[str, int] | None:
+    """`cpu=100,memory=512Gi` as a ResourceList; an empty text (`ELASTIC_QUOTA_DEFAULT_MAX=`)
+    leaves the setting unset, as if the flag were not given."""
+    if not text.strip():
+        return None
     capacity: dict[str, int] = {}
     for item in text.split(","):
         name, sep, quantity = item.partition("=")
@@ -214,7 +217,7 @@ def _operator(args: argparse.Namespace) -> int:
         identity=args.identity,
     )
 
-    asyncio.run(_with_api(args.kubeconfig, lambda api: serve(settings, api)))
+    asyncio.run(_with_api(args.kubeconfig, "operator", lambda api: serve(settings, api)))
     return 0
 
 
@@ -274,15 +277,17 @@ def _webhook(args: argparse.Namespace) -> int:
         engine=flags.engine_config(args),
     )
 
-    asyncio.run(_with_api(args.kubeconfig, lambda api: serve(settings, api)))
+    asyncio.run(_with_api(args.kubeconfig, "webhook", lambda api: serve(settings, api)))
     return 0
 
 
-async def _with_api(kubeconfig: str | None, run: Callable[[Any], Awaitable[None]]) -> None:
+async def _with_api(
+    kubeconfig: str | None, component: str, run: Callable[[Any], Awaitable[None]]
+) -> None:
     """Run a server with an API client that is closed when it stops."""
     from .kubeclient import connect
 
-    api = await connect(kubeconfig)
+    api = await connect(kubeconfig, component)
     try:
         await run(api)
     finally:

@@ -32,7 +32,7 @@ def test_the_crd_is_compatible_with_koordinator_and_scheduler_plugins():
 def test_every_example_elasticquota_passes_the_schema():
     examples = [
         doc
-        for path in sorted((REPO / "examples").glob("*.yaml"))
+        for path in sorted((REPO / "examples").rglob("*.yaml"))
         for doc in yaml.safe_load_all(path.read_text())
         if doc and doc.get("kind") == "ElasticQuota"
     ]

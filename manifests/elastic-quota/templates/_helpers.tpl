@@ -1,0 +1,115 @@
+{{/* Names: every object is "<release>-<component>", cut to 63 characters. */}}
+{{- define "eq.name" -}}
+{{- printf "%s-%s" .root.Release.Name .component | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "eq.quotaNamespace" -}}
+{{- .Values.quota.namespace | default .Release.Namespace -}}
+{{- end -}}
+
+{{- define "eq.selector" -}}
+app.kubernetes.io/name: elastic-quota
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "eq.labels" -}}
+{{ include "eq.selector" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
+{{- end -}}
+
+{{- define "eq.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{/* The operator's service account as the API server names it in admission requests. */}}
+{{- define "eq.operatorUser" -}}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "eq.name" (dict "root" . "component" "operator") }}
+{{- end -}}
+
+{{/* RES=QTY[,RES=QTY...], the flags' form of a resource list. */}}
+{{- define "eq.resourceList" -}}
+{{- $pairs := list -}}
+{{- range $name, $quantity := . -}}
+{{- $pairs = append $pairs (printf "%s=%v" $name $quantity) -}}
+{{- end -}}
+{{- join "," $pairs -}}
+{{- end -}}
+
+{{/* Settings both processes share: the quota groups and logging. */}}
+{{- define "eq.sharedEnv" -}}
+- name: ELASTIC_QUOTA_NAMESPACE
+  value: {{ include "eq.quotaNamespace" . | quote }}
+- name: ELASTIC_QUOTA_ROOT_NAME
+  value: {{ .Values.quota.rootName | quote }}
+- name: ELASTIC_QUOTA_SYSTEM_NAME
+  value: {{ .Values.quota.systemName | quote }}
+- name: ELASTIC_QUOTA_DEFAULT_NAME
+  value: {{ .Values.quota.defaultName | quote }}
+- name: ELASTIC_QUOTA_SYSTEM_NAMESPACES
+  value: {{ join "," .Values.quota.systemNamespaces | quote }}
+- name: ELASTIC_QUOTA_LOG_LEVEL
+  value: {{ .Values.logging.level | quote }}
+- name: ELASTIC_QUOTA_LOG_FORMAT
+  value: {{ .Values.logging.format | quote }}
+{{- end -}}
+
+{{/* What both Deployments' pods share: security, scheduling, a writable /tmp. */}}
+{{- define "eq.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "eq.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+capabilities:
+  drop: [ALL]
+{{- end -}}
+
+{{- define "eq.probes" -}}
+livenessProbe:
+  httpGet: {path: /healthz, port: probes}
+  periodSeconds: 10
+  failureThreshold: 3
+readinessProbe:
+  httpGet: {path: /readyz, port: probes}
+  periodSeconds: 5
+{{- end -}}
+
+{{/* Scheduling of a component's pods; `settings` is .Values.operator or .Values.webhook. */}}
+{{- define "eq.scheduling" -}}
+{{- with .settings.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- with .settings.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .settings.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+affinity:
+{{- if .settings.affinity }}
+  {{- toYaml .settings.affinity | nindent 2 }}
+{{- else }}
+  podAntiAffinity:
+    preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm:
+          topologyKey: kubernetes.io/hostname
+          labelSelector:
+            matchLabels:
+              {{- include "eq.selector" . | nindent 14 }}
+{{- end }}
+{{- with .root.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}

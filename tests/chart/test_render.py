@@ -1,0 +1,179 @@
+"""`helm lint` and `helm template`: every object valid for a current Kubernetes, with the
+defaults and with every optional feature on, and the pieces that must fit together do."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import subprocess
+
+import kubernetes_validate
+import pytest
+import yaml
+from cryptography import x509
+
+from tests.chart.rendering import EVERYTHING, NAMESPACE, RELEASE, env, find, helm, render
+
+CUSTOM_KINDS = {"Certificate", "Issuer", "ServiceMonitor"}  # their schemas are not offline
+
+
+def test_the_chart_lints_clean_in_strict_mode():
+    output = helm.run("lint", "--strict", str(helm.CHART))
+    assert "0 chart(s) failed" in output and "[WARNING]" not in output
+
+
+@pytest.mark.parametrize("settings", [(), EVERYTHING, ("crds.install=false",)], ids=str)
+def test_every_rendered_object_is_valid_for_a_current_kubernetes(settings):
+    objects = render(*settings)
+    kinds = {o["kind"] for o in objects}
+    assert {"Deployment", "ValidatingWebhookConfiguration", "ClusterRole"} <= kinds
+    for obj in objects:
+        if obj["kind"] not in CUSTOM_KINDS:
+            kubernetes_validate.validate(obj, kubernetes_validate.latest_version(), strict=True)
+        namespaced = obj["kind"] not in {
+            "CustomResourceDefinition",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "ValidatingWebhookConfiguration",
+        }
+        assert ("namespace" in obj["metadata"]) == namespaced, obj["metadata"]["name"]
+
+
+def test_two_operators_elect_a_writer_and_two_webhooks_keep_one_up_in_drains():
+    objects = render()
+    operator = find(objects, "Deployment", f"{RELEASE}-operator")
+    assert operator["spec"]["replicas"] == 2
+    assert env(operator)["ELASTIC_QUOTA_IDENTITY"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    webhook = find(objects, "Deployment", f"{RELEASE}-webhook")
+    assert webhook["spec"]["replicas"] == 2
+    budget = find(objects, "PodDisruptionBudget")
+    assert budget["spec"]["minAvailable"] == 1
+    assert budget["spec"]["selector"]["matchLabels"] == webhook["spec"]["selector"]["matchLabels"]
+    service = find(objects, "Service", f"{RELEASE}-webhook")
+    assert service["spec"]["selector"] == webhook["spec"]["selector"]["matchLabels"]
+
+
+def test_the_pods_run_as_non_root_on_a_read_only_root_filesystem():
+    for deployment in [o for o in render() if o["kind"] == "Deployment"]:
+        pod = deployment["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        (container,) = pod["containers"]
+        assert container["securityContext"]["readOnlyRootFilesystem"] is True
+        assert container["securityContext"]["capabilities"]["drop"] == ["ALL"]
+        probes = {p["name"]: p["containerPort"] for p in container["ports"]}
+        assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+        assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+        assert int(env(deployment)["ELASTIC_QUOTA_PROBE_PORT"]) == probes["probes"]
+
+
+def test_the_generated_certificate_is_signed_by_the_ca_bundle_and_names_the_service():
+    objects = render()
+    secret = find(objects, "Secret", f"{RELEASE}-webhook-tls")
+    configuration = find(objects, "ValidatingWebhookConfiguration")
+    bundles = {w["clientConfig"]["caBundle"] for w in configuration["webhooks"]}
+    assert bundles == {secret["data"]["ca.crt"]}
+    ca = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["ca.crt"]))
+    served = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
+    served.verify_directly_issued_by(ca)
+    names = served.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    host = f"{RELEASE}-webhook.{NAMESPACE}.svc"  # what the API server calls for the Service
+    assert host in names.get_values_for_type(x509.DNSName)
+    lifetime = served.not_valid_after_utc - datetime.datetime.now(datetime.UTC)
+    assert lifetime > datetime.timedelta(days=3000)
+    webhook = find(objects, "Deployment", f"{RELEASE}-webhook")
+    volumes = webhook["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "tls", "secret": {"secretName": secret["metadata"]["name"]}} in volumes
+
+
+def test_with_cert_manager_the_certificate_is_issued_and_its_ca_injected():
+    objects = render(*EVERYTHING)
+    assert not [o for o in objects if o["kind"] == "Secret"]  # no private key in the manifests
+    certificate = find(objects, "Certificate")
+    issuer = find(objects, "Issuer")
+    assert issuer["spec"] == {"selfSigned": {}}
+    assert certificate["spec"]["issuerRef"] == {
+        "kind": "Issuer",
+        "name": issuer["metadata"]["name"],
+    }
+    assert f"{RELEASE}-webhook.{NAMESPACE}.svc" in certificate["spec"]["dnsNames"]
+    configuration = find(objects, "ValidatingWebhookConfiguration")
+    injected = configuration["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
+    assert injected == f"{NAMESPACE}/{certificate['metadata']['name']}"
+    assert all("caBundle" not in w["clientConfig"] for w in configuration["webhooks"])
+    webhook = find(objects, "Deployment", f"{RELEASE}-webhook")
+    volumes = webhook["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "tls", "secret": {"secretName": certificate["spec"]["secretName"]}} in volumes
+
+
+def test_an_existing_issuer_can_sign_instead():
+    objects = render(
+        "certManager.enabled=true",
+        "certManager.issuerRef.kind=ClusterIssuer",
+        "certManager.issuerRef.name=internal-ca",
+    )
+    assert not [o for o in objects if o["kind"] == "Issuer"]
+    issuer = find(objects, "Certificate")["spec"]["issuerRef"]
+    assert issuer == {"kind": "ClusterIssuer", "name": "internal-ca"}
+
+
+def test_the_webhook_cannot_lock_the_cluster():
+    objects = render()
+    configuration = find(objects, "ValidatingWebhookConfiguration")
+    hooks = {w["clientConfig"]["service"]["path"]: w for w in configuration["webhooks"]}
+    for hook in hooks.values():
+        assert hook["sideEffects"] == "None"
+        assert hook["timeoutSeconds"] <= 5
+        operator = f"system:serviceaccount:{NAMESPACE}:{RELEASE}-operator"
+        assert hook["matchConditions"] == [
+            {"name": "not-the-operator", "expression": f'request.userInfo.username != "{operator}"'}
+        ]
+    assert hooks["/validate/pods"]["failurePolicy"] == "Ignore"
+    assert hooks["/validate/elasticquotas"]["failurePolicy"] == "Fail"
+    (excluded,) = hooks["/validate/pods"]["namespaceSelector"]["matchExpressions"]
+    assert excluded["key"] == "kubernetes.io/metadata.name" and excluded["operator"] == "NotIn"
+    assert set(excluded["values"]) == {"kube-system", NAMESPACE}
+
+
+def test_the_service_monitor_scrapes_both_metrics_services_and_only_them():
+    objects = render(*EVERYTHING)
+    monitor = find(objects, "ServiceMonitor")
+    assert monitor["metadata"]["labels"]["release"] == "prometheus"
+    wanted = monitor["spec"]["selector"]["matchLabels"]
+    (endpoint,) = monitor["spec"]["endpoints"]
+    scraped = [
+        service["metadata"]["name"]
+        for service in objects
+        if service["kind"] == "Service"
+        and wanted.items() <= service["metadata"]["labels"].items()
+        and endpoint["port"] in {p["name"] for p in service["spec"]["ports"]}
+    ]
+    assert sorted(scraped) == [f"{RELEASE}-operator-metrics", f"{RELEASE}-webhook-metrics"]
+    deployments = [o for o in objects if o["kind"] == "Deployment"]
+    for name in scraped:
+        selector = find(objects, "Service", name)["spec"]["selector"]
+        (target,) = [d for d in deployments if selector == d["spec"]["selector"]["matchLabels"]]
+        assert target
+
+
+def test_the_crd_is_the_one_in_crds_kept_on_uninstall():
+    shipped = yaml.safe_load(
+        (helm.REPO / "crds" / "elasticquotas.scheduling.sigs.k8s.io.yaml").read_text()
+    )
+    crd = find(render(), "CustomResourceDefinition")
+    assert crd["metadata"]["annotations"].pop("helm.sh/resource-policy") == "keep"
+    assert crd["spec"] == shipped["spec"]
+    assert crd["metadata"]["annotations"] == shipped["metadata"]["annotations"]
+    assert not [o for o in render("crds.install=false") if o["kind"] == "CustomResourceDefinition"]
+
+
+def test_the_plain_manifests_are_the_chart_rendered():
+    assert helm.RENDERED.read_text() == helm.rendered(), "run: python scripts/helm.py render"
+
+
+def test_helm_refuses_a_cluster_older_than_admission_match_conditions():
+    done = subprocess.run(
+        [str(helm.helm()), "template", "eq", str(helm.CHART), "--kube-version", "1.29.0"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode != 0 and "kubeVersion" in done.stderr
