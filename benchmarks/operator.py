@@ -26,6 +26,7 @@ sys.path[:0] = [str(REPO / d) for d in ("engine", "operator")] + [str(HERE)]
 
 import cluster  # noqa: E402
 from eq_engine import EngineConfig, QuotaEngine  # noqa: E402
+from eq_operator.admitting import Admitter  # noqa: E402
 from eq_operator.metrics import Metrics  # noqa: E402
 from eq_operator.operating import Loop  # noqa: E402
 from eq_operator.reclaiming import Reclaimer  # noqa: E402
@@ -93,9 +94,12 @@ class CountingAPI:
     ) -> None:
         self.calls += 1
         body = self.bodies[name]
-        body["metadata"].setdefault("annotations", {}).update(
-            patch["metadata"]["annotations"] if "metadata" in patch else {}
-        )
+        annotations = body["metadata"].setdefault("annotations", {})
+        for key, value in (patch["metadata"]["annotations"] if "metadata" in patch else {}).items():
+            if value is None:  # a merge patch's null removes the key
+                annotations.pop(key, None)
+            else:
+                annotations[key] = value
         if "status" in patch:
             body["status"] = patch["status"]
         self.view.observe_quota(body)
@@ -132,7 +136,8 @@ async def amplification(samples: int = 200) -> tuple[float, float, float, int]:
     writer._custom, writer._core, writer._view = api, api, view
     writer._metrics, writer._status_subresource = Metrics(), True
     reclaimer = Reclaimer(view, None, None, ReclaimSettings(), Metrics())  # type: ignore[arg-type]
-    loop = Loop(view, writer, reclaimer, None, Metrics(), OperatorSettings())  # type: ignore[arg-type]
+    admitter = Admitter(view, writer, None, Metrics())  # type: ignore[arg-type]
+    loop = Loop(view, writer, admitter, reclaimer, None, Metrics(), OperatorSettings())  # type: ignore[arg-type]
     loop.leading_changed(True)
     while view.dirty or view.touched_pods or view.touched_quotas:
         await loop.step()  # converge; our own writes come back as watch events

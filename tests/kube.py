@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +33,16 @@ class Emulator(kmock.KubernetesEmulator):
     """kmock's emulator, closer to the API server in the two ways the product relies on:
     boolean query flags in any case (kubernetes-asyncio sends `watch=True`, which kmock would
     serve as a plain list), and `generateName` (Kopf's Events use it; kmock would refuse the
-    second Event of an object as a conflict)."""
+    second Event of an object as a conflict).
+
+    `history=False` keeps no past requests (kmock matches each request against all earlier ones,
+    which is quadratic over a benchmark's thousands); `writes` still counts them by resource.
+    """
+
+    def __init__(self, *args: Any, history: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._history = history
+        self.writes: collections.Counter[str] = collections.Counter()
 
     async def __call__(self, raw_request: aiohttp.web.BaseRequest) -> aiohttp.web.StreamResponse:
         watch = raw_request.query.get("watch")
@@ -42,6 +52,10 @@ class Emulator(kmock.KubernetesEmulator):
 
     async def _handle(self, request: kmock.Request) -> aiohttp.web.StreamResponse:
         ACCESS.update(_access(request))
+        if request.method != kmock.method.GET and request.resource is not None:
+            self.writes[f"{request.method.value} {request.resource.plural}"] += 1
+        if not self._history:
+            del self._requests[:-1]
         data = request.data
         if request.action == kmock.action.CREATE and isinstance(data, dict):
             metadata = data.get("metadata") or {}

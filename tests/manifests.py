@@ -67,9 +67,12 @@ def pod(
     labels: dict[str, str] | None = None,
     init: list[dict[str, Any]] | None = None,
     overhead: dict[str, Any] | None = None,
+    gated: bool = False,
+    created: str | None = None,
     **requests: Any,
 ) -> dict[str, Any]:
-    """A pod with one container requesting `requests` (`nvidia_com_gpu` for `nvidia.com/gpu`)."""
+    """A pod with one container requesting `requests` (`nvidia_com_gpu` for `nvidia.com/gpu`);
+    `gated`: pending behind the admission gate."""
     all_labels = dict(labels or {})
     if quota is not None:
         all_labels[P + "name"] = quota
@@ -92,13 +95,20 @@ def pod(
         spec["initContainers"] = init
     if overhead:
         spec["overhead"] = overhead
+    if gated:
+        spec["schedulingGates"] = [{"name": P + "admission"}]
     status: dict[str, Any] = {"phase": phase or ("Running" if node else "Pending")}
     if node and start:
         status["startTime"] = start
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": all_labels},
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": all_labels,
+            **({"creationTimestamp": created} if created else {}),
+        },
         "spec": spec,
         "status": status,
     }

@@ -255,6 +255,14 @@ def _webhook_parser(commands: Any) -> None:
         type=float,
         help="seconds between checks of the certificate files",
     )
+    flags.add(
+        server,
+        "--gate-pods",
+        default=True,
+        type=flags.boolean,
+        help="add the admission gate to new pods of limited groups at /mutate/pods (false: "
+        "that endpoint lets every pod through unchanged)",
+    )
     flags.add_kubeconfig_argument(server)
     flags.add_log_arguments(server)
     flags.add_engine_arguments(hook)
@@ -274,6 +282,7 @@ def _webhook(args: argparse.Namespace) -> int:
         port=args.port,
         probe_port=args.probe_port,
         cert_check_interval=args.cert_check_interval,
+        gate_pods=args.gate_pods,
         engine=flags.engine_config(args),
     )
 

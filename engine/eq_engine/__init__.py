@@ -6,6 +6,7 @@ the project's design notes). No Kubernetes client, no network, no files: the ope
 webhook and the CLI feed it parsed objects and act on what it returns.
 """
 
+from .admission import Admissions
 from .config import EngineConfig
 from .engine import QuotaEngine
 from .errors import ObjectError, QuantityError, QuotaError
@@ -21,6 +22,7 @@ from .quantities import (
 from .status import Changes, GroupStatus
 
 __all__ = [
+    "Admissions",
     "Changes",
     "EngineConfig",
     "GroupStatus",

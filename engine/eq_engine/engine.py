@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import classification, reclaim, rules
+from . import admission, classification, reclaim, rules
+from .admission import Admissions, Budget
 from .config import EngineConfig
 from .integers import Amounts, amounts, clamp, present
 from .objects import Node, Pod, Quota
@@ -99,6 +100,7 @@ class QuotaEngine:
         self._published: dict[str, GroupStatus] = {}
         self._labels: dict[str, str] = {}
         self._finished: dict[str, None] = {}  # labelled pods that finished: label to remove
+        self._gated: set[str] = set()  # pods waiting behind the admission gate
         self._tree_dirty = True
         self._capacity_dirty = True
         self._dirty_groups: set[int] = set()
@@ -160,6 +162,10 @@ class QuotaEngine:
             self.remove_pod(pod.key)
             return
         self._finished.pop(pod.key, None)
+        if pod.gated:
+            self._gated.add(pod.key)
+        else:
+            self._gated.discard(pod.key)
         member = _Member(pod)
         self._pods[pod.key] = member
         if self._tree_dirty:
@@ -183,6 +189,7 @@ class QuotaEngine:
         member = self._pods.pop(key, None)
         self._pod_problems.pop(key, None)
         self._labels.pop(key, None)
+        self._gated.discard(key)
         if member is not None and not self._tree_dirty:
             self._account(member, -1)
 
@@ -301,6 +308,41 @@ class QuotaEngine:
             )
             plans[self._tree.groups[group].name] = [candidates[i].pod.key for i in chosen]
         return plans
+
+    def admissions(self) -> Admissions:
+        """For every group with pods behind the admission gate: which may go now (`admission`).
+
+        Pods admitted earlier that the scheduler has not bound yet count as taken, so calling
+        this again after the edge lifted the gates (and `set_pod` said so) admits nobody twice.
+        """
+        arrays = self._arrays
+        assert arrays is not None and not self._tree_dirty
+        queues: dict[int, list[_Member]] = {}
+        for key in self._gated:
+            member = self._pods[key]
+            queues.setdefault(member.group, []).append(member)
+        admitted: list[str] = []
+        waiting: dict[str, str] = {}
+        counts: dict[str, int] = {}
+        for group, queue in queues.items():
+            name = self._tree.groups[group].name
+            budget = Budget(
+                names=self._resources,
+                limited=[bool(limited) for limited in arrays.has_runtime[group].tolist()],
+                runtime=arrays.runtime[group].tolist(),
+                taken=arrays.total[group, self._block(_USED)].tolist(),
+                min=arrays.effective_min[group].tolist(),
+                locked=arrays.total[group, self._block(_NP_USED)].tolist(),
+            )
+            for member in self._members[group]:
+                if not member.pod.scheduled and not member.pod.gated:  # admitted, not bound yet
+                    budget.take(member.request, member.pod.preemptible)
+            decided = admission.admit(name, budget, [(m.pod, m.request) for m in queue])
+            admitted += decided.admitted
+            waiting.update(decided.waiting)
+            if decided.waiting:
+                counts[name] = len(decided.waiting)
+        return Admissions(tuple(admitted), waiting, counts)
 
     # ---------------------------------------------------------------- recompute
 

@@ -24,12 +24,17 @@ STRICT_MAX_KEYS: Final = PREFIX + "max-strict-check-resource-keys"  # max must c
 RUNTIME: Final = PREFIX + "runtime"
 REQUEST: Final = PREFIX + "request"
 USED: Final = PREFIX + "used"
+WAITING: Final = PREFIX + "waiting-pods"  # pods held by the admission gate; absent: none
 
 # Pod labels.
 POD_QUOTA: Final = PREFIX + "name"  # Koordinator's spelling
 POD_QUOTA_SEED: Final = PREFIX + "quota-name"  # the seed documents' spelling
 PREEMPTIBLE: Final = PREFIX + "preemptible"
 CAPACITY: Final = PREFIX + "capacity"  # written by the operator
+GATE_OPT_OUT: Final = PREFIX + "gate"  # "false": the webhook never gates the pod
+
+# The scheduling gate the webhook puts on new pods and the operator lifts when quota admits them.
+ADMISSION_GATE: Final = PREFIX + "admission"
 
 IN_QUOTA: Final = "in-quota"
 OVER_QUOTA: Final = "over-quota"

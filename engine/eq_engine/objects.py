@@ -55,6 +55,7 @@ class _Metadata(_Model):
     namespace: str = ""
     uid: str = ""
     deletion_timestamp: datetime | None = Field(None, alias="deletionTimestamp")
+    creation_timestamp: datetime | None = Field(None, alias="creationTimestamp")
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
 
@@ -69,8 +70,13 @@ class _Container(_Model):
     restart_policy: str | None = Field(None, alias="restartPolicy")
 
 
+class _Gate(_Model):
+    name: str
+
+
 class _PodSpec(_Model):
     node_name: str = Field("", alias="nodeName")
+    scheduling_gates: list[_Gate] = Field(default_factory=list, alias="schedulingGates")
     priority: int = 0
     containers: list[_Container] = Field(default_factory=list)
     init_containers: list[_Container] = Field(default_factory=list, alias="initContainers")
@@ -168,6 +174,12 @@ class Pod:
     """Deletion has begun (`metadata.deletionTimestamp`): still counted, no longer evicted."""
     request: ResourceList
     """The pod's request as Kubernetes counts it (see `requests.py`), not yet masked."""
+    scheduling_gates: tuple[str, ...] = ()
+    """`spec.schedulingGates` by name: the scheduler leaves the pod alone while any is set."""
+    gate_opt_out: bool = False
+    """Labelled `gate: "false"`: the webhook lets it through without the admission gate."""
+    created: float = 0.0
+    """`metadata.creationTimestamp`, seconds since the epoch: waiting pods queue in this order."""
 
     @property
     def name(self) -> str:
@@ -182,6 +194,11 @@ class Pod:
     def scheduled(self) -> bool:
         """Bound to a node and not finished: the pod counts in `used`."""
         return bool(self.node_name) and not self.terminal
+
+    @property
+    def gated(self) -> bool:
+        """Waiting for quota: it carries the admission gate."""
+        return keys.ADMISSION_GATE in self.scheduling_gates
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,11 +311,19 @@ def parse_pod(raw: RawObject) -> Pod:
         terminating=metadata.deletion_timestamp is not None,
         phase=sys.intern(parsed.status.phase),
         request=_shared(tuple(sorted(request.items()))),
+        scheduling_gates=_gates(tuple(sys.intern(gate.name) for gate in spec.scheduling_gates)),
+        gate_opt_out=metadata.labels.get(keys.GATE_OPT_OUT) == "false",
+        created=_timestamp(metadata.creation_timestamp) or 0.0,
     )
 
 
 def _interned(text: str | None) -> str | None:
     return None if text is None else sys.intern(text)
+
+
+@lru_cache(maxsize=1024)
+def _gates(names: tuple[str, ...]) -> tuple[str, ...]:
+    return names
 
 
 @lru_cache(maxsize=1024)

@@ -444,3 +444,23 @@ def audit(catalog: Catalog) -> list[Problem]:
                     )
                 )
     return problems
+
+
+def needs_gate(pod: Pod, catalog: Catalog) -> bool:
+    """Whether a new pod waits behind the admission gate until its group has room for it.
+
+    Not: a pod already bound to a node (the API server refuses gates on it), a pod that opts
+    out (label `gate: "false"`), a system-group pod (never limited), a default-group pod while
+    the default group has no max (it always fits: the gate would only add a wait on the
+    operator), and a pod that has the gate already.
+    """
+    if pod.node_name or pod.gate_opt_out or pod.gated:
+        return False
+    config = catalog.config
+    group, _ = catalog.group_of(pod)
+    if group == config.system_name:
+        return False
+    if group == config.default_name:
+        default = catalog.quotas.get(group)
+        return default is not None and bool(default.max)
+    return True

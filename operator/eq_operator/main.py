@@ -17,6 +17,7 @@ from eq_kit.probes import probes_app, start_site
 from kubernetes_asyncio import client
 
 from . import observing
+from .admitting import Admitter
 from .builtins import ensure_builtins
 from .events import Recorder
 from .leadership import Leadership
@@ -48,7 +49,9 @@ async def serve(
     metrics = Metrics()
     events = Recorder(api)
     reclaimer = Reclaimer(view, eviction_api(api), events, settings.reclaim, metrics)
-    loop = Loop(view, Writer(api, view, metrics), reclaimer, events, metrics, settings)
+    writer = Writer(api, view, metrics)
+    admitter = Admitter(view, writer, events, metrics)
+    loop = Loop(view, writer, admitter, reclaimer, events, metrics, settings)
     identity = settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     leadership = Leadership(
         api,

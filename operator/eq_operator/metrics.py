@@ -45,7 +45,19 @@ class Metrics:
             ["kind", "result"],
             registry=r,
         )
+        self.waiting = Gauge(
+            "elastic_quota_group_waiting_pods",
+            "Pods of the group behind the admission gate, waiting for quota.",
+            ["group"],
+            registry=r,
+        )
+        self.admitted = Counter(
+            "elastic_quota_admitted_pods",
+            "Pods whose admission gate the operator lifted.",
+            registry=r,
+        )
         self._series: dict[str, set[tuple[str, ...]]] = {}
+        self._waiting: set[str] = set()
 
     def publish(self, statuses: Iterable[GroupStatus], removed: Iterable[str]) -> None:
         """Set the gauges of changed groups; drop every series of removed groups."""
@@ -67,6 +79,14 @@ class Metrics:
                     self.values[metric].labels(*labels).set(amount)
                     series.add((metric, *labels))
             self._series[status.name] = series
+
+    def publish_waiting(self, per_group: dict[str, int]) -> None:
+        """Set the waiting gauge of groups with waiting pods; drop it where none wait."""
+        for group in self._waiting - per_group.keys():
+            self.waiting.remove(group)
+        for group, count in per_group.items():
+            self.waiting.labels(group).set(count)
+        self._waiting = set(per_group)
 
     def _drop(self, group: str) -> None:
         for metric, *labels in self._series.pop(group, ()):

@@ -1,4 +1,5 @@
-"""The operator's clock: recompute in batches, write what changed, reclaim when leading."""
+"""The operator's clock: recompute in batches, admit gated pods and write what changed, reclaim
+when leading."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import time
 
 from eq_engine import Problem
 
+from .admitting import Admitter
 from .events import Recorder
 from .logs import logger
 from .metrics import Metrics
@@ -24,12 +26,15 @@ class Loop:
         self,
         view: ClusterView,
         writer: Writer,
+        admitter: Admitter,
         reclaimer: Reclaimer,
         events: Recorder,
         metrics: Metrics,
         settings: OperatorSettings,
     ) -> None:
         self._view, self._writer, self._reclaimer = view, writer, reclaimer
+        self._admitter = admitter
+        self._admit = True  # something changed since the last admission round
         self._events, self._metrics, self._settings = events, metrics, settings
         self.leading = False
         self.heartbeat = time.monotonic()
@@ -44,6 +49,7 @@ class Loop:
         if leading:
             self._groups.update(self._view.quota_refs)
             self._pods.update(self._view.pod_labels)
+            self._admit = True
             self._reclaimer.forget()
 
     async def run(self) -> None:
@@ -66,7 +72,8 @@ class Loop:
                 logger.exception("the operator's loop failed; going on")
 
     async def step(self) -> None:
-        """Recompute if anything changed, then (when leading) write what differs."""
+        """Recompute if anything changed, then (when leading) admit the gated pods that fit and
+        write what differs."""
         view = self._view
         if view.dirty:
             view.dirty = False
@@ -76,6 +83,10 @@ class Loop:
             self._metrics.publish(changes.groups, changes.removed_groups)
             self._groups.update(status.name for status in changes.groups)
             self._pods.update(changes.pod_labels)
+            self._admit = True
+        if self._admit and self.leading and view.synced:
+            self._admit = False
+            self._groups |= await self._admitter.round()
         self._groups |= view.touched_quotas
         self._pods |= view.touched_pods
         view.touched_quotas, view.touched_pods = set(), set()

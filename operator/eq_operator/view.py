@@ -26,14 +26,14 @@ from eq_engine import (
 
 from .logs import logger
 
-OWNED_ANNOTATIONS = (keys.RUNTIME, keys.REQUEST, keys.USED)
+OWNED_ANNOTATIONS = (keys.RUNTIME, keys.REQUEST, keys.USED, keys.WAITING)
 
 
 @dataclass(frozen=True, slots=True)
 class QuotaFields:
     """The parts of an ElasticQuota the operator owns, as JSON text (None: absent)."""
 
-    annotations: tuple[str | None, str | None, str | None]
+    annotations: tuple[str | None, str | None, str | None, str | None]
     status_used: str | None
 
     @classmethod
@@ -46,11 +46,14 @@ class QuotaFields:
         )
 
     @classmethod
-    def wanted(cls, status: GroupStatus) -> QuotaFields:
+    def wanted(cls, status: GroupStatus, waiting: int) -> QuotaFields:
+        """What the group's object should hold; `waiting`: its pods behind the admission gate
+        (the annotation is absent while none wait)."""
         runtime = None if status.runtime is None else _json(format_resource_list(status.runtime))
         used = _json(format_resource_list(status.used))
+        request = _json(format_resource_list(status.request))
         return cls(
-            annotations=(runtime, _json(format_resource_list(status.request)), used),
+            annotations=(runtime, request, used, str(waiting) if waiting else None),
             status_used=used,
         )
 
@@ -96,6 +99,8 @@ class ClusterView:
     touched_quotas: set[str] = field(default_factory=set)
     touched_pods: set[str] = field(default_factory=set)
     """Objects seen on the watch since the last write: their fields are compared again."""
+    waiting: dict[str, int] = field(default_factory=dict)
+    """Group name to its pods behind the admission gate, where any wait."""
 
     # ------------------------------------------------------------------ watch events
 

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import aiohttp
-from eq_engine import QuotaEngine, keys
+from eq_engine import Pod, QuotaEngine, keys
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -55,7 +55,8 @@ class Writer:
             return  # the group went away since
         if ref is None:
             return  # no object to write to (yet)
-        wanted, seen = QuotaFields.wanted(status), self._view.quota_fields.get(name)
+        waiting = self._view.waiting.get(name, 0)
+        wanted, seen = QuotaFields.wanted(status, waiting), self._view.quota_fields.get(name)
         if seen is None:
             return
         if wanted.annotations != seen.annotations:
@@ -97,6 +98,17 @@ class Writer:
             return await self._patch_quota(namespace, name, patch)()
 
         return call
+
+    async def lift_gate(self, pod: Pod) -> bool:
+        """Remove the admission gate from `pod`, keeping any other gate. The API server only
+        lets gates be removed, so a list that went stale meanwhile is refused, never restored."""
+        others = [{"name": name} for name in pod.scheduling_gates if name != keys.ADMISSION_GATE]
+        patch = {"spec": {"schedulingGates": others or None}}
+        namespace, name = pod.namespace, pod.name
+        return await self._send(
+            "Pod",
+            lambda: self._core.patch_namespaced_pod(name, namespace, patch, _content_type=MERGE),
+        )
 
     async def _write_label(self, key: str, label: str | None) -> None:
         namespace, name = key.split("/", 1)

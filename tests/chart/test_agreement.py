@@ -45,6 +45,7 @@ CHANGED = (
     "webhook.port=8443",
     "webhook.probePort=9091",
     "webhook.certCheckInterval=60",
+    "gating.enabled=false",
 )
 
 

@@ -35,6 +35,7 @@ def test_every_rendered_object_is_valid_for_a_current_kubernetes(settings):
             "ClusterRole",
             "ClusterRoleBinding",
             "ValidatingWebhookConfiguration",
+            "MutatingWebhookConfiguration",
         }
         assert ("namespace" in obj["metadata"]) == namespaced, obj["metadata"]["name"]
 
@@ -177,3 +178,32 @@ def test_helm_refuses_a_cluster_older_than_admission_match_conditions():
         text=True,
     )
     assert done.returncode != 0 and "kubeVersion" in done.stderr
+
+
+def test_new_pods_are_gated_through_a_mutating_webhook_that_fails_open():
+    objects = render()
+    secret = find(objects, "Secret", f"{RELEASE}-webhook-tls")
+    (hook,) = find(objects, "MutatingWebhookConfiguration")["webhooks"]
+    assert hook["clientConfig"]["service"]["path"] == "/mutate/pods"
+    assert hook["clientConfig"]["caBundle"] == secret["data"]["ca.crt"]
+    assert hook["failurePolicy"] == "Ignore" and hook["sideEffects"] == "None"
+    assert [rule["operations"] for rule in hook["rules"]] == [["CREATE"]]
+    (opt_out,) = hook["objectSelector"]["matchExpressions"]
+    assert opt_out == {
+        "key": "quota.scheduling.koordinator.sh/gate",
+        "operator": "NotIn",
+        "values": ["false"],
+    }
+    (excluded,) = hook["namespaceSelector"]["matchExpressions"]
+    assert set(excluded["values"]) == {"kube-system", NAMESPACE}
+    webhook = find(objects, "Deployment", f"{RELEASE}-webhook")
+    assert env(webhook)["ELASTIC_QUOTA_GATE_PODS"] == "true"
+    injected = find(render(*EVERYTHING), "MutatingWebhookConfiguration")["metadata"]["annotations"]
+    assert injected["cert-manager.io/inject-ca-from"] == f"{NAMESPACE}/{RELEASE}-webhook"
+
+
+def test_with_gating_off_there_is_no_mutating_webhook():
+    objects = render("gating.enabled=false")
+    assert not [o for o in objects if o["kind"] == "MutatingWebhookConfiguration"]
+    webhook = find(objects, "Deployment", f"{RELEASE}-webhook")
+    assert env(webhook)["ELASTIC_QUOTA_GATE_PODS"] == "false"

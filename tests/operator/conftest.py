@@ -38,7 +38,9 @@ class Operator:
         assert code == 0, f"the operator exited with {code}"
 
 
-async def start_operator(tmp: Path, api: Emulator, *extra: str, name: str = "op") -> Operator:
+async def start_operator(
+    tmp: Path, api: Emulator, *extra: str, name: str = "op", ready_within: float = 30
+) -> Operator:
     probe_port = free_port()
     kubeconfig = write_kubeconfig(tmp / f"kubeconfig-{name}", str(api.url))
     process = subprocess.Popen(
@@ -63,7 +65,9 @@ async def start_operator(tmp: Path, api: Emulator, *extra: str, name: str = "op"
     )
     operator = Operator(process, f"http://127.0.0.1:{probe_port}")
     try:
-        await eventually(lambda: _ready(operator), timeout=30, what="the operator to be ready")
+        await eventually(
+            lambda: _ready(operator), timeout=ready_within, what="the operator to be ready"
+        )
     except BaseException:
         process.kill()
         process.wait()

@@ -1,5 +1,5 @@
-"""The chart's ValidatingWebhookConfiguration calls paths this webhook serves, for the kinds and
-operations each path validates, and for every kind the webhook validates."""
+"""The chart's webhook configurations call paths this webhook serves, for the kinds and
+operations each path handles, and for every kind the webhook validates."""
 
 from __future__ import annotations
 
@@ -17,9 +17,13 @@ SAMPLES = {
 
 def chart_rules() -> list[tuple[str, str, str, str, str]]:
     """(path, group, version, resource, operation) for every rule of the chart's webhooks."""
-    configuration = find(render(), "ValidatingWebhookConfiguration")
+    configurations = [
+        find(render(), "ValidatingWebhookConfiguration"),
+        find(render(), "MutatingWebhookConfiguration"),
+    ]
     return [
         (hook["clientConfig"]["service"]["path"], group, version, resource, operation)
+        for configuration in configurations
         for hook in configuration["webhooks"]
         for rule in hook["rules"]
         for group in rule["apiGroups"]

@@ -10,12 +10,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from eq_engine import ObjectError, Pod, Quota, parse_pod, parse_quota
+from eq_engine.keys import ADMISSION_GATE
 from eq_engine.rules import (
     BoundPodQuery,
     Operation,
     Verdict,
     bound_pod_query,
     needs_bound_pods,
+    needs_gate,
     review_pod,
     review_quota,
 )
@@ -99,3 +101,30 @@ def _review_pod(review: Review, state: ClusterState) -> Verdict:
     new = parse_pod(review.object)
     old = _parse_old(parse_pod, review.old_object)
     return review_pod(review.operation, new=new, old=old, catalog=state.catalog)
+
+
+def gate(review: Review, *, state: ClusterState, enabled: bool) -> dict[str, Any]:
+    """The response to a pod CREATE sent to the mutating endpoint: the admission gate added
+    when the pod's group limits it (`rules.needs_gate`), the pod unchanged otherwise.
+
+    Never a denial: the validating endpoint judges the pod. An unreadable pod, or a webhook
+    that has not loaded the tree yet, lets the pod through ungated, as the webhook's failure
+    policy would."""
+    if review.kind != "Pod":
+        raise BadReview(f"request.kind.kind: this endpoint gates Pod, not {review.kind}")
+    if not enabled or review.operation is not Operation.CREATE or not state.ready:
+        return response(review.uid, allowed=True)
+    assert review.object is not None
+    try:
+        pod = parse_pod(review.object)
+    except ObjectError:
+        return response(review.uid, allowed=True)
+    if not needs_gate(pod, state.catalog):
+        return response(review.uid, allowed=True)
+    entry = {"name": ADMISSION_GATE}
+    patch: list[dict[str, Any]] = (
+        [{"op": "add", "path": "/spec/schedulingGates/-", "value": entry}]
+        if pod.scheduling_gates
+        else [{"op": "add", "path": "/spec/schedulingGates", "value": [entry]}]
+    )
+    return response(review.uid, allowed=True, patch=patch)

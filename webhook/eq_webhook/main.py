@@ -35,7 +35,7 @@ async def serve(settings: WebhookSettings, api: client.ApiClient) -> None:
     ]
     runners = [
         await start_site(
-            admission_app(state, pod_lister(api), metrics),
+            admission_app(state, pod_lister(api), metrics, gate_pods=settings.gate_pods),
             settings.address,
             settings.port,
             context,

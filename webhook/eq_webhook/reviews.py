@@ -8,6 +8,8 @@ parsed is denied with the parse error, like any other rule.
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -64,10 +66,19 @@ def parse_review(body: object) -> Review:
 
 
 def response(
-    uid: str, *, allowed: bool, message: str = "", warnings: Sequence[str] = ()
+    uid: str,
+    *,
+    allowed: bool,
+    message: str = "",
+    warnings: Sequence[str] = (),
+    patch: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The AdmissionReview answer; a denial carries HTTP-style status 403 and the message."""
+    """The AdmissionReview answer; a denial carries HTTP-style status 403 and the message, a
+    mutation its JSON Patch (base64, as the API server expects)."""
     answer: dict[str, Any] = {"uid": uid, "allowed": allowed}
+    if patch:
+        answer["patchType"] = "JSONPatch"
+        answer["patch"] = base64.b64encode(json.dumps(list(patch)).encode()).decode()
     if not allowed:
         answer["status"] = {"code": 403, "reason": "Forbidden", "message": message}
     if warnings:

@@ -2,6 +2,7 @@
 
     POST https://:9443/validate/elasticquotas   AdmissionReview v1 for ElasticQuota
     POST https://:9443/validate/pods            AdmissionReview v1 for Pod
+    POST https://:9443/mutate/pods              the same, answered with the admission gate added
     GET  http://:8080/healthz                   200 while the process serves
     GET  http://:8080/readyz                    200 once the watches have loaded the cluster
     GET  http://:8080/metrics                   Prometheus text format
@@ -19,19 +20,22 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 
-from .admission import KINDS, PodLister, admit
+from .admission import KINDS, PodLister, admit, gate
 from .logs import logger
 from .metrics import Metrics
-from .reviews import BadReview, parse_review
+from .reviews import BadReview, Review, parse_review
 from .state import ClusterState
 
 MAX_BODY = 8 * 2**20
 """Bytes: an AdmissionReview carries an object and its old version, each at most ~1.5 MiB."""
 
 _PATHS = {"ElasticQuota": "/validate/elasticquotas", "Pod": "/validate/pods"}
+GATE_PATH = "/mutate/pods"
+"""Adds the admission gate to new pods (quota-gated scheduling)."""
 
 
 @dataclass(frozen=True)
@@ -65,16 +69,29 @@ async def reload_certificates(context: ssl.SSLContext, files: TLSFiles, interval
             logger.warning("cannot load the TLS certificate yet: %s", error)
 
 
-def admission_app(state: ClusterState, list_pods: PodLister, metrics: Metrics) -> web.Application:
+def admission_app(
+    state: ClusterState, list_pods: PodLister, metrics: Metrics, *, gate_pods: bool
+) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY)
     for kind in KINDS:
-        app.router.add_post(_PATHS[kind], _admission_handler(kind, state, list_pods, metrics))
+
+        async def validate(review: Review, kind: str = kind) -> dict[str, Any]:
+            return await admit(review, kind=kind, state=state, list_pods=list_pods)
+
+        app.router.add_post(_PATHS[kind], _handler(kind, validate, metrics))
+
+    async def mutate(review: Review) -> dict[str, Any]:
+        return gate(review, state=state, enabled=gate_pods)
+
+    app.router.add_post(GATE_PATH, _handler("Pod", mutate, metrics))
     return app
 
 
-def _admission_handler(
-    kind: str, state: ClusterState, list_pods: PodLister, metrics: Metrics
+def _handler(
+    kind: str, decide: Callable[[Review], Awaitable[dict[str, Any]]], metrics: Metrics
 ) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """An endpoint: parse the review, `decide`, answer; count and time every request."""
+
     async def handle(request: web.Request) -> web.Response:
         started = time.perf_counter()
         operation, result = "unknown", "error"
@@ -82,8 +99,11 @@ def _admission_handler(
             body = json.loads(await request.read())
             review = parse_review(body)
             operation = review.operation.value
-            answer = await admit(review, kind=kind, state=state, list_pods=list_pods)
-            result = "allowed" if answer["response"]["allowed"] else "denied"
+            answer = await decide(review)
+            verdict = answer["response"]
+            result = (
+                "gated" if "patch" in verdict else "allowed" if verdict["allowed"] else "denied"
+            )
             return web.json_response(answer)
         except (ValueError, UnicodeDecodeError) as error:  # BadReview and bad JSON alike
             message = str(error) if isinstance(error, BadReview) else f"invalid JSON: {error}"

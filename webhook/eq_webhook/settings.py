@@ -20,4 +20,6 @@ class WebhookSettings:
     """Plain HTTP port of /healthz, /readyz and /metrics, for kubelet and Prometheus."""
     cert_check_interval: float = 10.0
     """Seconds between checks of the certificate files for a rotation."""
+    gate_pods: bool = True
+    """Add the admission gate to new pods of limited groups (`/mutate/pods`)."""
     engine: EngineConfig = field(default_factory=EngineConfig)

@@ -1,0 +1,105 @@
+"""Quota-gated scheduling: which waiting pods of a group may be handed to the scheduler now.
+
+A pod waits behind the admission gate until its group can take it: the group's used, plus what
+it has admitted that is not scheduled yet, plus this pod's request fit inside the group's runtime
+(on the resources the runtime limits) and, for a non-preemptible pod, inside the group's min.
+Pods are admitted most important first (priority, then creation time); the first one that does
+not fit holds the rest of its group back, so that a large pod is not starved by small ones
+behind it. Admitting counts at once: two pods never both take the last unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .objects import Pod
+from .quantities import format_quantity
+
+
+def queue_order(pod: Pod) -> tuple[int, float, str]:
+    """Sort key of a group's waiting pods: higher priority first, then older first."""
+    return (-pod.priority, pod.created, pod.key)
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """What a group may still admit: the headroom of its runtime and of its min."""
+
+    names: Sequence[str]
+    limited: Sequence[bool]
+    """Per resource: the runtime limits it (a resource outside the max is not limited)."""
+    runtime: Sequence[int]
+    taken: list[int]
+    """Used plus admitted and not yet scheduled, per resource."""
+    min: Sequence[int]
+    locked: list[int]
+    """The same for non-preemptible pods, which must fit inside the min."""
+
+    def shortfall(self, request: Sequence[int], preemptible: bool) -> str | None:
+        """Why `request` does not fit now; None: it fits."""
+        short = [
+            f"runtime {name} {_q(name, limit)}, used or admitted {_q(name, taken)}, "
+            f"this pod {_q(name, want)}"
+            for name, limited, limit, taken, want in zip(
+                self.names, self.limited, self.runtime, self.taken, request, strict=True
+            )
+            if limited and want and taken + want > limit
+        ]
+        if not preemptible:
+            short += [
+                f"min {name} {_q(name, floor)}, "
+                f"non-preemptible used or admitted {_q(name, locked)}, this pod {_q(name, want)}"
+                for name, limited, floor, locked, want in zip(
+                    self.names, self.limited, self.min, self.locked, request, strict=True
+                )
+                if limited and want and locked + want > floor
+            ]
+        return "; ".join(short) or None
+
+    def take(self, request: Sequence[int], preemptible: bool) -> None:
+        for i, want in enumerate(request):
+            self.taken[i] += want
+            if not preemptible:
+                self.locked[i] += want
+
+
+@dataclass(frozen=True, slots=True)
+class Admissions:
+    """Every group's decision: the pods whose gate may be lifted now, and why the others wait."""
+
+    admitted: tuple[str, ...] = ()
+    waiting: dict[str, str] = field(default_factory=dict)
+    """Pod key to the reason, for an Event on the pod."""
+    waiting_per_group: dict[str, int] = field(default_factory=dict)
+    """Only groups where pods wait."""
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    """One group's decision: who goes now, and why the others wait."""
+
+    admitted: tuple[str, ...]
+    waiting: dict[str, str]
+
+
+def admit(group: str, budget: Budget, pods: Sequence[tuple[Pod, Sequence[int]]]) -> Queue:
+    """Walk `pods` (with their requests on the group's resources) in queue order."""
+    admitted: list[str] = []
+    waiting: dict[str, str] = {}
+    ordered = sorted(pods, key=lambda entry: queue_order(entry[0]))
+    for position, (pod, request) in enumerate(ordered):
+        why = budget.shortfall(request, pod.preemptible)
+        if why is None:
+            budget.take(request, pod.preemptible)
+            admitted.append(pod.key)
+            continue
+        waiting[pod.key] = f"waiting for quota: {group} {why}"
+        behind = f"waiting for quota: {pod.key} waits first in {group} ({why})"
+        waiting.update((later.key, behind) for later, _ in ordered[position + 1 :])
+        break
+    return Queue(tuple(admitted), waiting)
+
+
+def _q(name: str, amount: int) -> str:
+    return format_quantity(name, amount)

@@ -1,0 +1,125 @@
+"""Quota-gated scheduling end to end: the real operator lifts the admission gate of pods that
+fit their group's runtime, most important first, never beyond it, and says why others wait."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from eq_engine import keys
+
+from tests.kube import PODS, QUOTAS, store, stored
+from tests.manifests import node, pod, quota
+from tests.operator.conftest import eventually, start_operator
+from tests.operator.test_reclaim import Evictions, borrowing, events
+
+
+def gated(name: str, namespace: str = "team", *, cpu: str = "1", **kwargs: Any) -> dict[str, Any]:
+    """A new pod as the mutating webhook lets it in: pending, behind the admission gate."""
+    return pod(name, namespace=namespace, node=None, gated=True, cpu=cpu, **kwargs)
+
+
+def pods_of(api: Any, namespace: str) -> list[dict[str, Any]]:
+    return [p for p in stored(api, PODS) if p["metadata"]["namespace"] == namespace]
+
+
+def admitted(api: Any, namespace: str) -> list[str]:
+    """Pods of `namespace` without the gate that are still running or about to."""
+    return sorted(
+        p["metadata"]["name"]
+        for p in pods_of(api, namespace)
+        if not p["spec"].get("schedulingGates")
+        and p["status"].get("phase") not in ("Succeeded", "Failed")
+    )
+
+
+def waiting(api: Any, namespace: str) -> list[str]:
+    return sorted(
+        p["metadata"]["name"] for p in pods_of(api, namespace) if p["spec"].get("schedulingGates")
+    )
+
+
+def annotation(api: Any, name: str, key: str) -> str | None:
+    (found,) = [q for q in stored(api, QUOTAS) if q["metadata"]["name"] == name]
+    return (found["metadata"].get("annotations") or {}).get(key)
+
+
+async def test_pods_wait_beyond_the_runtime_and_go_most_important_first(api, client, tmp_path):
+    team = quota("team", namespace="team", min={"cpu": 2}, max={"cpu": 2})
+    store(api, team, node("n1", cpu="100"))
+    operator = await start_operator(tmp_path, api)
+    try:
+        for i, priority in enumerate([1, 5, 3, 4, 2]):
+            await client.create(gated(f"p{i}", priority=priority))
+        await eventually(lambda: admitted(api, "team") == ["p1", "p3"], what="p1 and p3 admitted")
+        await eventually(
+            lambda: annotation(api, "team", keys.WAITING) == "3", what="3 waiting on the quota"
+        )
+        message = {
+            e["involvedObject"]["name"]: e["message"] for e in events(api, "WaitingForQuota")
+        }
+        assert (
+            message["p2"] == "waiting for quota: team runtime cpu 2, used or admitted 2, this pod 1"
+        )
+        assert set(message) == {"p0", "p2", "p4"}
+        status, text = await operator.get("/metrics")
+        assert status == 200
+        assert 'elastic_quota_group_waiting_pods{group="team"} 3.0' in text
+
+        # p1 finishes: the next most important (p2, priority 3) goes.
+        await client.patch(gated("p1"), {"status": {"phase": "Succeeded"}})
+        await eventually(lambda: admitted(api, "team") == ["p2", "p3"], what="p2 admitted")
+        # The group's max grows: the other two go, and nobody waits any more.
+        await client.patch(team, {"spec": {"max": {"cpu": "4"}, "min": {"cpu": "4"}}})
+        await eventually(lambda: waiting(api, "team") == [], what="everybody admitted")
+        await eventually(
+            lambda: annotation(api, "team", keys.WAITING) is None, what="the count removed"
+        )
+    finally:
+        await operator.stop()
+
+
+async def test_many_rapid_pods_never_admit_more_than_the_runtime(api, client, tmp_path):
+    store(
+        api, quota("team", namespace="team", min={"cpu": 5}, max={"cpu": 5}), node("n1", cpu="100")
+    )
+    operator = await start_operator(tmp_path, api)
+    try:
+        seen: list[int] = []
+
+        async def watch_admissions() -> None:
+            while True:
+                seen.append(len(admitted(api, "team")))
+                await asyncio.sleep(0.01)
+
+        watcher = asyncio.create_task(watch_admissions())
+        await asyncio.gather(*(client.create(gated(f"p{i:02}", cpu="500m")) for i in range(40)))
+        await eventually(lambda: len(admitted(api, "team")) == 10, what="10 of 500m admitted")
+        await asyncio.sleep(1.0)  # more rounds, more events: still 10
+        watcher.cancel()
+        assert max(seen) == 10 and len(admitted(api, "team")) == 10
+        assert len(waiting(api, "team")) == 30
+    finally:
+        await operator.stop()
+
+
+async def test_recreated_evicted_pods_wait_instead_of_being_evicted_again(api, client, tmp_path):
+    store(api, *borrowing())
+    evictions = Evictions(api, client)
+    operator = await start_operator(tmp_path, api, "--reclaim-delay", "0.5")
+    try:
+        # The lender comes back with three 2-cpu pods: its runtime is 6, the borrower's 4.
+        for i in range(3):
+            await client.create(gated(f"l{i}", "lender", cpu="2"))
+        await eventually(lambda: admitted(api, "lender") == ["l0", "l1", "l2"], what="lender in")
+        await eventually(lambda: len(evictions.names) == 3, what="three evictions")
+        assert evictions.names == ["b4", "b3", "b2"]
+        # Their ReplicaSet recreates the evicted pods; the webhook gates them.
+        for name in evictions.names:
+            await client.create(gated(f"{name}-again", "borrower", cpu="2"))
+        await asyncio.sleep(2.0)  # four times the reclaim delay, twenty batches
+        assert waiting(api, "borrower") == ["b2-again", "b3-again", "b4-again"]
+        assert evictions.names == ["b4", "b3", "b2"]  # nothing evicted a second time
+        assert annotation(api, "borrower", keys.WAITING) == "3"
+    finally:
+        await operator.stop()
