@@ -18,7 +18,7 @@ NODES = "v1/nodes"
 EVENTS = "v1/events"
 LEASES = "coordination.k8s.io/v1/leases"
 # What the product's processes asked of the API: (component, group, resource, verb), as an RBAC
-# rule names it. The chart's RBAC must cover exactly this (tests/manifests/test_rbac.py).
+# rule names it. The chart's RBAC must cover exactly this (tests/chart/test_rbac.py).
 ACCESS: set[tuple[str, str, str, str]] = set()
 _READS = {kmock.action.LIST: "list", kmock.action.WATCH: "watch", kmock.action.FETCH: "get"}
 _WRITES = {"POST": "create", "PATCH": "patch", "PUT": "update", "DELETE": "delete"}

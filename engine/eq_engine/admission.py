@@ -66,7 +66,8 @@ class Budget:
 
 @dataclass(frozen=True, slots=True)
 class Admissions:
-    """Every group's decision: the pods whose gate may be lifted now, and why the others wait."""
+    """A decision, of one group or of all: the pods whose gate may be lifted now, and why the
+    others wait."""
 
     admitted: tuple[str, ...] = ()
     waiting: dict[str, str] = field(default_factory=dict)
@@ -75,16 +76,9 @@ class Admissions:
     """Only groups where pods wait."""
 
 
-@dataclass(frozen=True, slots=True)
-class Queue:
-    """One group's decision: who goes now, and why the others wait."""
-
-    admitted: tuple[str, ...]
-    waiting: dict[str, str]
-
-
-def admit(group: str, budget: Budget, pods: Sequence[tuple[Pod, Sequence[int]]]) -> Queue:
-    """Walk `pods` (with their requests on the group's resources) in queue order."""
+def admit(group: str, budget: Budget, pods: Sequence[tuple[Pod, Sequence[int]]]) -> Admissions:
+    """One group's decision: walk `pods` (with their requests on the group's resources) in
+    queue order."""
     admitted: list[str] = []
     waiting: dict[str, str] = {}
     ordered = sorted(pods, key=lambda entry: queue_order(entry[0]))
@@ -98,7 +92,7 @@ def admit(group: str, budget: Budget, pods: Sequence[tuple[Pod, Sequence[int]]])
         behind = f"waiting for quota: {pod.key} waits first in {group} ({why})"
         waiting.update((later.key, behind) for later, _ in ordered[position + 1 :])
         break
-    return Queue(tuple(admitted), waiting)
+    return Admissions(tuple(admitted), waiting, {group: len(waiting)} if waiting else {})
 
 
 def _q(name: str, amount: int) -> str:

@@ -328,7 +328,7 @@ class QuotaEngine:
             name = self._tree.groups[group].name
             budget = Budget(
                 names=self._resources,
-                limited=[bool(limited) for limited in arrays.has_runtime[group].tolist()],
+                limited=arrays.has_runtime[group].tolist(),
                 runtime=arrays.runtime[group].tolist(),
                 taken=arrays.total[group, self._block(_USED)].tolist(),
                 min=arrays.effective_min[group].tolist(),
@@ -340,8 +340,7 @@ class QuotaEngine:
             decided = admission.admit(name, budget, [(m.pod, m.request) for m in queue])
             admitted += decided.admitted
             waiting.update(decided.waiting)
-            if decided.waiting:
-                counts[name] = len(decided.waiting)
+            counts.update(decided.waiting_per_group)
         return Admissions(tuple(admitted), waiting, counts)
 
     # ---------------------------------------------------------------- recompute

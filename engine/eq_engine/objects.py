@@ -200,6 +200,11 @@ class Pod:
         """Waiting for quota: it carries the admission gate."""
         return keys.ADMISSION_GATE in self.scheduling_gates
 
+    @property
+    def other_gates(self) -> tuple[str, ...]:
+        """Its scheduling gates but the admission gate: what it keeps once quota admits it."""
+        return tuple(name for name in self.scheduling_gates if name != keys.ADMISSION_GATE)
+
 
 @dataclass(frozen=True, slots=True)
 class Node:

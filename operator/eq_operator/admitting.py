@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-from eq_engine import Pod, keys
+from eq_engine import Pod
 
 from .events import Recorder
 from .logs import logger
@@ -41,8 +41,7 @@ class Admitter:
             async with lifts:
                 lifted = await self._writer.lift_gate(pod)
             if lifted:
-                others = tuple(g for g in pod.scheduling_gates if g != keys.ADMISSION_GATE)
-                engine.set_pod(dataclasses.replace(pod, scheduling_gates=others))
+                engine.set_pod(dataclasses.replace(pod, scheduling_gates=pod.other_gates))
                 self._metrics.admitted.inc()
                 logger.debug("admitted %s", pod.key, extra={"pod": pod.key})
 

@@ -1,9 +1,10 @@
 """Writing what the engine computed: only our keys, only when they differ, as merge patches.
 
-An ElasticQuota gets the `runtime`, `request` and `used` annotations and `status.used` (through
-the status subresource where the CRD has one; on the object where it has none, as with
-Koordinator's CRD). A pod gets its `capacity` label. Nothing else of anybody's object is
-touched. Conflicts, throttling and server errors are retried with a growing pause.
+An ElasticQuota gets the `runtime`, `request`, `used` and `waiting-pods` annotations and
+`status.used` (through the status subresource where the CRD has one; on the object where it has
+none, as with Koordinator's CRD). A pod gets its `capacity` label, and loses the admission gate
+when quota admits it. Nothing else of anybody's object is touched. Conflicts, throttling and
+server errors are retried with a growing pause.
 """
 
 from __future__ import annotations
@@ -80,6 +81,11 @@ class Writer:
             GROUP, VERSION, namespace, PLURAL, name, patch, _content_type=MERGE
         )
 
+    def _patch_pod(
+        self, namespace: str, name: str, patch: Mapping[str, Any]
+    ) -> Callable[[], Awaitable[Any]]:
+        return lambda: self._core.patch_namespaced_pod(name, namespace, patch, _content_type=MERGE)
+
     def _patch_status(
         self, namespace: str, name: str, patch: Mapping[str, Any]
     ) -> Callable[[], Awaitable[Any]]:
@@ -102,22 +108,14 @@ class Writer:
     async def lift_gate(self, pod: Pod) -> bool:
         """Remove the admission gate from `pod`, keeping any other gate. The API server only
         lets gates be removed, so a list that went stale meanwhile is refused, never restored."""
-        others = [{"name": name} for name in pod.scheduling_gates if name != keys.ADMISSION_GATE]
+        others = [{"name": name} for name in pod.other_gates]
         patch = {"spec": {"schedulingGates": others or None}}
-        namespace, name = pod.namespace, pod.name
-        return await self._send(
-            "Pod",
-            lambda: self._core.patch_namespaced_pod(name, namespace, patch, _content_type=MERGE),
-        )
+        return await self._send("Pod", self._patch_pod(pod.namespace, pod.name, patch))
 
     async def _write_label(self, key: str, label: str | None) -> None:
         namespace, name = key.split("/", 1)
         patch = {"metadata": {"labels": {keys.CAPACITY: label}}}
-        sent = await self._send(
-            "Pod",
-            lambda: self._core.patch_namespaced_pod(name, namespace, patch, _content_type=MERGE),
-        )
-        if sent:
+        if await self._send("Pod", self._patch_pod(namespace, name, patch)):
             self._view.pod_labels[key] = label
 
     async def _send(self, kind: str, call: Callable[[], Awaitable[Any]]) -> bool:
