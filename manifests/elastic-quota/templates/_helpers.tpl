@@ -56,15 +56,6 @@ system:serviceaccount:{{ .Release.Namespace }}:{{ include "eq.name" (dict "root"
   value: {{ .Values.logging.format | quote }}
 {{- end -}}
 
-{{/* What both Deployments' pods share: security, scheduling, a writable /tmp. */}}
-{{- define "eq.podSecurityContext" -}}
-runAsNonRoot: true
-runAsUser: 65532
-runAsGroup: 65532
-seccompProfile:
-  type: RuntimeDefault
-{{- end -}}
-
 {{- define "eq.containerSecurityContext" -}}
 allowPrivilegeEscalation: false
 readOnlyRootFilesystem: true
@@ -82,34 +73,53 @@ readinessProbe:
   periodSeconds: 5
 {{- end -}}
 
-{{/* Scheduling of a component's pods; `settings` is .Values.operator or .Values.webhook. */}}
-{{- define "eq.scheduling" -}}
-{{- with .settings.priorityClassName }}
-priorityClassName: {{ . }}
-{{- end }}
-{{- with .settings.nodeSelector }}
-nodeSelector:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-{{- with .settings.tolerations }}
-tolerations:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
-affinity:
-{{- if .settings.affinity }}
-  {{- toYaml .settings.affinity | nindent 2 }}
-{{- else }}
-  podAntiAffinity:
-    preferredDuringSchedulingIgnoredDuringExecution:
-      - weight: 100
-        podAffinityTerm:
-          topologyKey: kubernetes.io/hostname
-          labelSelector:
-            matchLabels:
-              {{- include "eq.selector" . | nindent 14 }}
-{{- end }}
-{{- with .root.Values.imagePullSecrets }}
-imagePullSecrets:
-  {{- toYaml . | nindent 2 }}
-{{- end }}
+{{/* A Deployment's pod template up to its containers: labels, service account, security and
+scheduling; `settings` is .Values.operator or .Values.webhook. */}}
+{{- define "eq.podTemplateHead" -}}
+metadata:
+  labels:
+    {{- include "eq.labels" . | nindent 4 }}
+    {{- with .settings.podLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- with .settings.podAnnotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+spec:
+  serviceAccountName: {{ include "eq.name" . }}
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: 65532
+    runAsGroup: 65532
+    seccompProfile:
+      type: RuntimeDefault
+  {{- with .settings.priorityClassName }}
+  priorityClassName: {{ . }}
+  {{- end }}
+  {{- with .settings.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .settings.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  affinity:
+  {{- if .settings.affinity }}
+    {{- toYaml .settings.affinity | nindent 4 }}
+  {{- else }}
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+        - weight: 100
+          podAffinityTerm:
+            topologyKey: kubernetes.io/hostname
+            labelSelector:
+              matchLabels:
+                {{- include "eq.selector" . | nindent 16 }}
+  {{- end }}
+  {{- with .root.Values.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 {{- end -}}
