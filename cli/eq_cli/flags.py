@@ -90,17 +90,19 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     add(
         group,
         "--system-namespaces",
-        default=",".join(sorted(defaults.system_namespaces)),
-        help="comma-separated namespaces whose pods belong to the system group",
+        default=None,
+        help="comma-separated namespaces whose pods belong to the system group: never gated, "
+        "evicted or denied (default: kube-system and --namespace, where the product runs)",
     )
 
 
 def engine_config(args: argparse.Namespace, **overrides: Any) -> EngineConfig:
+    if args.system_namespaces is not None:  # else EngineConfig's default, which needs --namespace
+        overrides["system_namespaces"] = names(args.system_namespaces)
     return EngineConfig(
         namespace=args.namespace,
         root_name=args.root_name,
         system_name=args.system_name,
         default_name=args.default_name,
-        system_namespaces=names(args.system_namespaces),
         **overrides,
     )

@@ -10,14 +10,18 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 from eq_engine import Node, Pod, Quota, QuotaError, parse_node, parse_pod, parse_quota
 
-_PARSERS = {"ElasticQuota": parse_quota, "Pod": parse_pod, "Node": parse_node}
+_PARSERS: dict[str, Callable[[Mapping[str, Any]], Quota | Pod | Node]] = {
+    "ElasticQuota": parse_quota,
+    "Pod": parse_pod,
+    "Node": parse_node,
+}
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SUFFIXES = (".yaml", ".yml", ".json")
 

@@ -127,6 +127,14 @@ def _operator_parser(commands: Any) -> None:
     flags.add(run, "--identity", default="", help="this replica's name in the Lease (the pod's)")
     flags.add_kubeconfig_argument(run)
     flags.add_log_arguments(run)
+    flags.add(
+        run,
+        "--admission-hold",
+        default=60.0,
+        type=float,
+        help="seconds a pod admitted through the gate holds its group's budget while the "
+        "scheduler has not bound it; then it counts only once bound",
+    )
     reclaim = op.add_argument_group("reclaim")
     flags.add(
         reclaim,
@@ -147,14 +155,15 @@ def _operator_parser(commands: Any) -> None:
         "--reclaim-delay",
         default=120.0,
         type=float,
-        help="seconds a group must stay above its runtime before its pods are evicted",
+        help="seconds a group must stay above its runtime before a round of evictions; each "
+        "round starts a new window, so a group loses at most --max-evictions pods per delay",
     )
     flags.add(
         reclaim,
         "--max-evictions",
         default=5,
         type=int,
-        help="pods evicted per group per round at most",
+        help="pods evicted per group per round (one round per --reclaim-delay) at most",
     )
     flags.add(
         reclaim,
@@ -210,6 +219,7 @@ def _operator(args: argparse.Namespace) -> int:
             dry_run=args.dry_run,
         ),
         namespaces=tuple(sorted(args.watch_namespaces)),
+        admission_hold=args.admission_hold,
         batch_interval=args.batch_interval,
         probe_port=args.probe_port,
         lease_name=args.lease_name,

@@ -3,6 +3,9 @@
 A pod waits behind the admission gate until its group can take it: the group's used, plus what
 it has admitted that is not scheduled yet, plus this pod's request fit inside the group's runtime
 (on the resources the runtime limits) and, for a non-preemptible pod, inside the group's min.
+An admitted pod holds budget until it is bound only while the edge says it was admitted a
+moment ago (`QuotaEngine.admissions(holding=...)`): a pod that never schedules (an unbound
+volume, a selector no node matches) or that nobody admitted cannot hold its group's budget.
 Pods are admitted most important first (priority, then creation time); the first one that does
 not fit holds the rest of its group back, so that a large pod is not starved by small ones
 behind it. Admitting counts at once: two pods never both take the last unit.
@@ -14,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .objects import Pod
+from .problems import listing
 from .quantities import format_quantity
 
 
@@ -35,6 +39,8 @@ class Budget:
     min: Sequence[int]
     locked: list[int]
     """The same for non-preemptible pods, which must fit inside the min."""
+    holders: list[str] = field(default_factory=list)
+    """Pods admitted and not bound yet: named when a pod waits, since they hold the budget."""
 
     def shortfall(self, request: Sequence[int], preemptible: bool) -> str | None:
         """Why `request` does not fit now; None: it fits."""
@@ -55,7 +61,14 @@ class Budget:
                 )
                 if limited and want and locked + want > floor
             ]
+        if short and self.holders:
+            short.append(f"admitted, not bound yet: {listing(sorted(self.holders))}")
         return "; ".join(short) or None
+
+    def hold(self, key: str, request: Sequence[int], preemptible: bool) -> None:
+        """Count a pod admitted earlier that the scheduler has not bound yet."""
+        self.take(request, preemptible)
+        self.holders.append(key)
 
     def take(self, request: Sequence[int], preemptible: bool) -> None:
         for i, want in enumerate(request):

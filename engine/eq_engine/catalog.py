@@ -15,8 +15,10 @@ from dataclasses import dataclass
 
 from . import keys
 from .config import EngineConfig
+from .integers import limits
 from .objects import Pod, Quota
 from .problems import Problem
+from .quantities import ResourceList
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,21 @@ class Catalog:
             quota is not None and quota.is_parent and not self.is_builtin(name)
         )
 
+    @property
+    def default_max(self) -> ResourceList | None:
+        """The default group's max: its object's, else the configured one; None when it limits
+        nothing (absent, empty, or every amount at or above the no-practical-limit amount)."""
+        quota = self.quotas.get(self.config.default_name)
+        written = quota.max if quota is not None and quota.max else self.config.default_max
+        return written if limits(written) else None
+
+    def limits(self, name: str) -> bool:
+        """Whether the group's pods are held to its runtime: every group but the system group
+        and a default group without a max (the one rule for gating, reclaim and the columns)."""
+        if name == self.config.system_name:
+            return False
+        return name != self.config.default_name or self.default_max is not None
+
     def exists(self, name: str) -> bool:
         return name in self.quotas or self.is_builtin(name)
 
@@ -63,7 +80,8 @@ class Catalog:
 
         System namespaces first, then the pod's label, then the namespace's group (an
         ElasticQuota named like the namespace, else one listing it in its `namespaces`
-        annotation, else the only ElasticQuota there), else the default group.
+        annotation, else the only ElasticQuota there; never a parent or built-in group but by
+        the annotation), else the default group.
         """
         config = self.config
         if pod.namespace in config.system_namespaces:
@@ -89,7 +107,16 @@ class Catalog:
                     pod, keys.POD_QUOTA, f"names a parent group ({name!r}); pods belong in leaves"
                 )
             return name, problem
-        return self.namespace_owner.get(pod.namespace, config.default_name), problem
+        owner = self.namespace_owner.get(pod.namespace, config.default_name)
+        if self.is_parent(owner):
+            problem = Problem(
+                "Pod",
+                pod.key,
+                "metadata.namespace",
+                f"namespace {pod.namespace!r} is bound to parent group {owner!r} by its "
+                f"{keys.NAMESPACES} annotation; pods belong in leaves",
+            )
+        return owner, problem
 
 
 def _pod_problem(pod: Pod, label: str, message: str) -> Problem:
@@ -132,13 +159,18 @@ def build_catalog(quotas: Iterable[Quota], config: EngineConfig) -> Catalog:
 def _namespace_owners(
     unique: Mapping[str, Quota], config: EngineConfig, problems: list[Problem]
 ) -> dict[str, str]:
-    """Namespace to group for pods without a label: named-like, then annotated, then only one."""
+    """Namespace to group for pods without a label: named-like, then annotated, then only one.
+
+    Named-like and only-one are guesses, which never pick a parent or a built-in group: a
+    namespace holding a department's object is not that department's (the built-in groups
+    share the product's namespace). The annotation is the user's word and always counts.
+    """
     by_namespace: dict[str, list[str]] = defaultdict(list)
     annotated: dict[str, str] = {}
     for name, quota in unique.items():
         if name in config.builtin_names and name != config.default_name:
             continue
-        if name != config.default_name:
+        if name != config.default_name and not quota.is_parent:
             by_namespace[quota.namespace].append(name)
         for namespace in quota.namespaces:  # the default group may list namespaces too
             owner = annotated.setdefault(namespace, name)

@@ -26,8 +26,10 @@ class EngineConfig:
     namespace: str = "koordinator-system"
     """Namespace of the built-in groups' objects."""
 
-    system_namespaces: frozenset[str] = frozenset({"kube-system"})
-    """Every pod in these namespaces belongs to the system group, whatever its labels say."""
+    system_namespaces: frozenset[str] = None  # type: ignore[assignment]  # resolved below
+    """Every pod in these namespaces belongs to the system group, whatever its labels say.
+    Default: `kube-system` and `namespace`, where the built-in groups and the product itself
+    run: the product never gates, evicts or denies its own pods, whatever the tree says."""
 
     default_min: ResourceList = field(default_factory=dict)
     """Guarantee of the default group: its pods within it are labelled in-quota."""
@@ -37,6 +39,12 @@ class EngineConfig:
 
     min_scaling: bool = True
     """Scale the children's mins down when their parent's total cannot cover them (2.8)."""
+
+    def __post_init__(self) -> None:
+        if self.system_namespaces is None:
+            object.__setattr__(
+                self, "system_namespaces", frozenset({"kube-system", self.namespace})
+            )
 
     @property
     def builtin_names(self) -> frozenset[str]:

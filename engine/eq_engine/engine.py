@@ -292,7 +292,10 @@ class QuotaEngine:
                 (
                     m
                     for m in members
-                    if m.pod.preemptible and m.pod.key not in going and m.pod.key not in keep
+                    if m.pod.preemptible
+                    and not m.pod.node_pinned  # it would come back on its node at once
+                    and m.pod.key not in going
+                    and m.pod.key not in keep
                 ),
                 key=lambda m: classification.importance(m.pod),
                 reverse=True,
@@ -309,11 +312,12 @@ class QuotaEngine:
             plans[self._tree.groups[group].name] = [candidates[i].pod.key for i in chosen]
         return plans
 
-    def admissions(self) -> Admissions:
+    def admissions(self, holding: Collection[str] = ()) -> Admissions:
         """For every group with pods behind the admission gate: which may go now (`admission`).
 
-        Pods admitted earlier that the scheduler has not bound yet count as taken, so calling
-        this again after the edge lifted the gates (and `set_pod` said so) admits nobody twice.
+        `holding`: pods the edge admitted a moment ago. Those the scheduler has not bound yet
+        count as taken, so calling this again after the edge lifted the gates (and `set_pod`
+        said so) admits nobody twice. An unbound pod not in `holding` counts only once bound.
         """
         arrays = self._arrays
         assert arrays is not None and not self._tree_dirty
@@ -335,8 +339,9 @@ class QuotaEngine:
                 locked=arrays.total[group, self._block(_NP_USED)].tolist(),
             )
             for member in self._members[group]:
-                if not member.pod.scheduled and not member.pod.gated:  # admitted, not bound yet
-                    budget.take(member.request, member.pod.preemptible)
+                pod = member.pod
+                if pod.key in holding and not pod.scheduled and not pod.gated:
+                    budget.hold(pod.key, member.request, pod.preemptible)
             decided = admission.admit(name, budget, [(m.pod, m.request) for m in queue])
             admitted += decided.admitted
             waiting.update(decided.waiting)

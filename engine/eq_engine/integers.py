@@ -25,6 +25,12 @@ _FAST_B = 2**50
 _FAST_C = 2**58
 
 
+def limits(resources: Mapping[str, int] | None) -> bool:
+    """Whether a max limits anything: some amount below `LIMIT` (Koordinator's own default
+    group, max MaxInt64/5 for cpu and memory, limits nothing)."""
+    return resources is not None and any(amount < LIMIT for amount in resources.values())
+
+
 def clamp(value: int) -> int:
     return max(0, min(value, LIMIT))
 

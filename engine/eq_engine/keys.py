@@ -36,5 +36,8 @@ GATE_OPT_OUT: Final = PREFIX + "gate"  # "false": the webhook never gates the po
 # The scheduling gate the webhook puts on new pods and the operator lifts when quota admits them.
 ADMISSION_GATE: Final = PREFIX + "admission"
 
+# Kubernetes' own: the kubelet's mirror of a static pod carries this annotation.
+MIRROR: Final = "kubernetes.io/config.mirror"
+
 IN_QUOTA: Final = "in-quota"
 OVER_QUOTA: Final = "over-quota"

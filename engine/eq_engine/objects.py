@@ -16,7 +16,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from . import keys
 from .errors import ObjectError, QuantityError
@@ -49,15 +49,37 @@ _Quantities = Annotated[dict[str, int], BeforeValidator(_quantities)]
 class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _prune_nulls(cls, value: Any) -> Any:
+        """`labels:` or `min:` left empty in YAML is null, which the API server prunes: absent."""
+        if isinstance(value, Mapping):
+            return {key: item for key, item in value.items() if item is not None}
+        return value
+
+
+class _OwnerReference(_Model):
+    kind: str = ""
+    controller: bool = False
+
 
 class _Metadata(_Model):
-    name: str
+    name: str = ""
+    generate_name: str = Field("", alias="generateName")
+    """Set instead of `name` on a pod that a controller creates: mutating admission sees the
+    pod before kube-apiserver generates its name."""
     namespace: str = ""
     uid: str = ""
     deletion_timestamp: datetime | None = Field(None, alias="deletionTimestamp")
     creation_timestamp: datetime | None = Field(None, alias="creationTimestamp")
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
+    owner_references: list[_OwnerReference] = Field(default_factory=list, alias="ownerReferences")
+
+    @property
+    def controller_kind(self) -> str:
+        """The kind of the object that manages this one (`ownerReferences[].controller`)."""
+        return next((owner.kind for owner in self.owner_references if owner.controller), "")
 
 
 class _Resources(_Model):
@@ -81,6 +103,8 @@ class _PodSpec(_Model):
     containers: list[_Container] = Field(default_factory=list)
     init_containers: list[_Container] = Field(default_factory=list, alias="initContainers")
     overhead: _Quantities = Field(default_factory=dict)
+    resources: _Resources | None = None
+    """Pod-level resources (Kubernetes 1.32, alpha): they win over the containers' sum."""
 
 
 class _PodStatus(_Model):
@@ -180,6 +204,9 @@ class Pod:
     """Labelled `gate: "false"`: the webhook lets it through without the admission gate."""
     created: float = 0.0
     """`metadata.creationTimestamp`, seconds since the epoch: waiting pods queue in this order."""
+    node_pinned: bool = False
+    """Made for one node: a DaemonSet's pod or a static pod's mirror. Its controller (or the
+    kubelet) places it and recreates it there at once, so it is neither gated nor evicted."""
 
     @property
     def name(self) -> str:
@@ -225,7 +252,7 @@ def _validate(model: type[_Parsed], kind: str, raw: RawObject) -> _Parsed:
         namespace = metadata.get("namespace", "") if isinstance(metadata, Mapping) else ""
         ref = f"{namespace}/{name}" if namespace else str(name)
         cause = first.get("ctx", {}).get("error")
-        message = str(cause) if isinstance(cause, QuantityError) else first["msg"]
+        message = str(cause) if isinstance(cause, Exception) else first["msg"]
         raise ObjectError(kind, ref, _field_path(first["loc"]), message) from None
 
 
@@ -258,6 +285,10 @@ def _annotation_error(quota: _RawQuota, key: str, message: str) -> ObjectError:
 def parse_quota(raw: RawObject) -> Quota:
     """An ElasticQuota from its Kubernetes dict."""
     parsed = _validate(_RawQuota, "ElasticQuota", raw)
+    if not parsed.metadata.name:
+        raise ObjectError(
+            "ElasticQuota", f"{parsed.metadata.namespace}/", "metadata.name", "required"
+        )
     labels = parsed.metadata.labels
     weight = _json_annotation(parsed, keys.SHARED_WEIGHT)
     if weight is not None:
@@ -291,18 +322,25 @@ def parse_quota(raw: RawObject) -> Quota:
     )
 
 
-def parse_pod(raw: RawObject) -> Pod:
-    """A Pod from its Kubernetes dict, with its request computed."""
+def parse_pod(raw: RawObject, *, namespace: str = "") -> Pod:
+    """A Pod from its Kubernetes dict, with its request computed.
+
+    Also a pod as mutating admission sees it: no name yet (only `generateName`, which then
+    stands in for it in the key), and `namespace` from the request when the object has none.
+    """
     parsed = _validate(_RawPod, "Pod", raw)
     metadata, spec = parsed.metadata, parsed.spec
-    namespace = sys.intern(metadata.namespace)
+    namespace = sys.intern(metadata.namespace or namespace)
+    if not metadata.name and not metadata.generate_name:
+        raise ObjectError("Pod", f"{namespace}/", "metadata.name", "required (or generateName)")
     request = pod_request(
         containers=[_requests(c) for c in spec.containers],
         init_containers=[_requests(c) for c in spec.init_containers],
         overhead=spec.overhead,
+        pod_level=None if spec.resources is None else _requests(spec.resources),
     )
     return Pod(
-        key=f"{namespace}/{metadata.name}",
+        key=f"{namespace}/{metadata.name or metadata.generate_name}",
         uid=metadata.uid,
         namespace=namespace,
         quota_labels=_labels(
@@ -319,6 +357,7 @@ def parse_pod(raw: RawObject) -> Pod:
         scheduling_gates=_gates(tuple(sys.intern(gate.name) for gate in spec.scheduling_gates)),
         gate_opt_out=metadata.labels.get(keys.GATE_OPT_OUT) == "false",
         created=_timestamp(metadata.creation_timestamp) or 0.0,
+        node_pinned=metadata.controller_kind == "DaemonSet" or keys.MIRROR in metadata.annotations,
     )
 
 
@@ -342,11 +381,14 @@ def _shared(items: tuple[tuple[str, int], ...]) -> ResourceList:
     return dict(items)
 
 
-def _requests(container: _Container) -> ContainerRequests:
+def _requests(holder: _Container | _Resources) -> ContainerRequests:
+    """A container's requests, or the pod-level ones (`spec.resources`)."""
+    if isinstance(holder, _Resources):
+        return ContainerRequests(requests=holder.requests, limits=holder.limits)
     return ContainerRequests(
-        requests=container.resources.requests,
-        limits=container.resources.limits,
-        sidecar=container.restart_policy == "Always",
+        requests=holder.resources.requests,
+        limits=holder.resources.limits,
+        sidecar=holder.restart_policy == "Always",
     )
 
 

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+SHOWN = 3
+"""Names a message lists before "and N more"."""
+
+
+def listing(names: Sequence[str]) -> str:
+    """`a, b, c and 2 more`: the objects a message names, kept short."""
+    more = f" and {len(names) - SHOWN} more" if len(names) > SHOWN else ""
+    return ", ".join(names[:SHOWN]) + more
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -5,7 +5,8 @@ The rule of `k8s.io/component-helpers` `PodRequests`, which Koordinator uses
 `restartPolicy: Always`) run beside them and add up too; each ordinary init container runs alone
 next to the sidecars started before it; the pod needs the larger of the two phases, plus its
 overhead. A container with a limit but no request requests its limit, as the API server
-defaults it.
+defaults it. Pod-level resources (`spec.resources`, Kubernetes 1.32) replace that sum for the
+resources they name among those Kubernetes supports there (cpu and memory); overhead comes on top.
 
     containers 1 + 2 cpu, init container 4 cpu            -> 4 cpu
     containers 1 + 2 cpu, sidecar 1 cpu, init 3 cpu       -> max(1+2+1, 1+3) = 4 cpu
@@ -17,6 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .quantities import ResourceList
+
+POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
+"""What `spec.resources` may set (`IsSupportedPodLevelResource`, component-helpers 1.32)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +50,7 @@ def pod_request(
     containers: Iterable[ContainerRequests],
     init_containers: Iterable[ContainerRequests] = (),
     overhead: ResourceList | None = None,
+    pod_level: ContainerRequests | None = None,
 ) -> dict[str, int]:
     """The pod's request per resource in canonical units."""
     running: dict[str, int] = {}
@@ -63,5 +68,11 @@ def pod_request(
             _add(alone, container.effective)
             _take_max(init_peak, alone)
     _take_max(running, init_peak)
+    if pod_level is not None:
+        running.update(
+            (name, amount)
+            for name, amount in pod_level.effective.items()
+            if name in POD_LEVEL_RESOURCES
+        )
     _add(running, overhead or {})
     return running

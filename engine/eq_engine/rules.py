@@ -11,17 +11,15 @@ objects; `audit` applies the same rules to a whole catalog. Pure: the pods a rul
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
 from . import keys
 from .catalog import Catalog, quota_problem
 from .objects import Pod, Quota
-from .problems import Problem
+from .problems import Problem, listing
 from .quantities import ResourceList, format_quantity
-
-_SHOWN = 3  # names listed in a message before "and N more"
 
 
 class Operation(StrEnum):
@@ -50,11 +48,6 @@ class BoundPodQuery:
 
     name: str
     namespaces: tuple[str, ...]
-
-
-def _listing(names: Sequence[str]) -> str:
-    shown = ", ".join(names[:_SHOWN])
-    return shown if len(names) <= _SHOWN else f"{shown} and {len(names) - _SHOWN} more"
 
 
 def _q(resource: str, amount: int) -> str:
@@ -247,9 +240,13 @@ def _warnings(quota: Quota, catalog: Catalog, capacity: ResourceList | None) -> 
                     f"spec.max.{name} {_q(name, amount)} is above parent {parent.name}'s max "
                     f"{_q(name, parent.max[name])}: the group can never use more than its parent"
                 )
-    for name, amount in sorted((quota.shared_weight or {}).items()):
-        if amount == 0 and name in quota.max and any((quota.shared_weight or {}).values()):
+    weight = quota.shared_weight or {}
+    for name, amount in sorted(weight.items()):
+        if amount == 0 and name in quota.max and any(weight.values()):
             yield f"shared weight of {name} is 0: the group never borrows {name}"
+    missing = set(quota.max) - set(weight)
+    if any(weight.values()) and missing:
+        yield (f"{keys.SHARED_WEIGHT} has no {_keys(missing)}: their max is used as their weight")
     if capacity is not None and catalog.parent_of(quota) == catalog.config.root_name:
         top = [
             catalog.quotas[n]
@@ -285,7 +282,10 @@ def bound_pod_query(quota: Quota, catalog: Catalog) -> BoundPodQuery:
 
 
 def _bound(quota: Quota, pods: Iterable[Pod], catalog: Catalog) -> list[str]:
-    return sorted(pod.key for pod in pods if catalog.group_of(pod)[0] == quota.name)
+    """The pods that count in the group: finished ones (Succeeded, Failed) count nowhere."""
+    return sorted(
+        pod.key for pod in pods if not pod.terminal and catalog.group_of(pod)[0] == quota.name
+    )
 
 
 def review_quota(
@@ -302,11 +302,44 @@ def review_quota(
         assert old is not None
         return Verdict(tuple(_deletion_problems(old, catalog, pods)))
     assert new is not None
-    if operation is Operation.UPDATE and old is not None and new == old:
-        return Verdict()  # only keys the operator owns, or unrelated ones, changed
+    if operation is Operation.UPDATE and old is not None:
+        if new == old:
+            return Verdict()  # only keys the operator owns, or unrelated ones, changed
+        changeable = new.name not in (catalog.config.root_name, catalog.config.system_name)
+        if changeable and _same_place(new, old):
+            return _settings_update(new, old, catalog, capacity, pods)
     denials = list(_change_problems(operation, new, old, catalog, pods))
     warnings = () if denials else tuple(_warnings(new, catalog, capacity))
     return Verdict(tuple(denials), warnings)
+
+
+def _same_place(new: Quota, old: Quota) -> bool:
+    """The edit leaves what the tree's rules look at as it was: the parent link, `is-parent`,
+    the `namespaces` annotation and the spec (Koordinator checks nothing then either)."""
+    return (new.parent, new.is_parent, new.namespaces, new.min, new.max) == (
+        old.parent,
+        old.is_parent,
+        old.namespaces,
+        old.min,
+        old.max,
+    )
+
+
+def _settings_update(
+    new: Quota, old: Quota, catalog: Catalog, capacity: ResourceList | None, pods: Iterable[Pod]
+) -> Verdict:
+    """An edit of settings only (shared weight, `allow-lent-resource`, ...): denied only for
+    what it breaks itself; the problems the tree already has are warnings, so that a tree can
+    always be repaired one step at a time."""
+    before = set(self_problems(old))
+    denials = tuple(p for p in self_problems(new) if p not in before)
+    if denials:
+        return Verdict(denials)
+    standing = [
+        f"the tree already has a problem: {problem.field}: {problem.message}"
+        for problem in _change_problems(Operation.UPDATE, new, old, catalog, pods)
+    ]
+    return Verdict((), (*standing, *_warnings(new, catalog, capacity)))
 
 
 def _change_problems(
@@ -347,7 +380,7 @@ def _change_problems(
             yield quota_problem(
                 new,
                 f"metadata.labels[{keys.IS_PARENT}]",
-                f"cannot stop being a parent while it has child groups {_listing(children)}",
+                f"cannot stop being a parent while it has child groups {listing(children)}",
             )
     if old is not None and new.is_parent and not old.is_parent:
         bound = _bound(new, pods, catalog)
@@ -355,7 +388,7 @@ def _change_problems(
             yield quota_problem(
                 new,
                 f"metadata.labels[{keys.IS_PARENT}]",
-                f"cannot become a parent while pods are bound to it: {_listing(bound)}",
+                f"cannot become a parent while pods are bound to it: {listing(bound)}",
             )
 
 
@@ -366,12 +399,12 @@ def _deletion_problems(old: Quota, catalog: Catalog, pods: Iterable[Pod]) -> Ite
     children = catalog.children.get(old.name, ())
     if children:
         yield quota_problem(
-            old, "metadata.name", f"cannot delete a group with child groups: {_listing(children)}"
+            old, "metadata.name", f"cannot delete a group with child groups: {listing(children)}"
         )
     bound = _bound(old, pods, catalog)
     if bound:
         yield quota_problem(
-            old, "metadata.name", f"cannot delete a group with pods bound to it: {_listing(bound)}"
+            old, "metadata.name", f"cannot delete a group with pods bound to it: {listing(bound)}"
         )
 
 
@@ -446,21 +479,26 @@ def audit(catalog: Catalog) -> list[Problem]:
     return problems
 
 
-def needs_gate(pod: Pod, catalog: Catalog) -> bool:
-    """Whether a new pod waits behind the admission gate until its group has room for it.
+def gate_exemption(pod: Pod, catalog: Catalog) -> str | None:
+    """Why a new pod does not wait behind the admission gate; None: it waits until its group
+    has room for it. The one rule of which pods are gated (README, "Quota-gated scheduling").
 
-    Not: a pod already bound to a node (the API server refuses gates on it), a pod that opts
-    out (label `gate: "false"`), a system-group pod (never limited), a default-group pod while
-    the default group has no max (it always fits: the gate would only add a wait on the
-    operator), and a pod that has the gate already.
+    Whatever made the pod (a person, with a name or `generateName`, or a controller), it is
+    gated unless: it is bound to a node already (the API server refuses gates there), it opts
+    out (label `gate: "false"`), it has the gate already, it is a DaemonSet's or a mirror pod
+    (placed on its node by its controller or the kubelet), or its group limits nothing: the
+    system group, or the default group without a max (the gate would only add a wait on the
+    operator).
     """
-    if pod.node_name or pod.gate_opt_out or pod.gated:
-        return False
-    config = catalog.config
+    if pod.node_name:
+        return "bound to a node already"
+    if pod.gate_opt_out:
+        return f'labelled {keys.GATE_OPT_OUT}: "false"'
+    if pod.gated:
+        return "has the admission gate already"
+    if pod.node_pinned:
+        return "a DaemonSet or mirror pod, placed on its node by its controller"
     group, _ = catalog.group_of(pod)
-    if group == config.system_name:
-        return False
-    if group == config.default_name:
-        default = catalog.quotas.get(group)
-        return default is not None and bool(default.max)
-    return True
+    if not catalog.limits(group):
+        return f"its group {group} has no limit"
+    return None

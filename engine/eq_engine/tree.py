@@ -125,9 +125,13 @@ class Tree:
 
 
 def _weight(quota: Quota) -> ResourceList:
-    """The annotation, unless absent or all zero: then `max` (koordinator-semantics.md 2.6)."""
+    """The annotation, unless absent or all zero: then `max` (koordinator-semantics.md 2.6).
+    A resource of max that the annotation leaves out weighs its max, as Koordinator's mutating
+    webhook fills it in: objects written without that webhook behave the same."""
     weight = quota.shared_weight
-    return dict(quota.max) if not weight or not any(weight.values()) else weight
+    if not weight or not any(weight.values()):
+        return dict(quota.max)
+    return {**quota.max, **weight}
 
 
 def build_tree(quotas: Iterable[Quota], config: EngineConfig) -> Tree:
@@ -135,7 +139,7 @@ def build_tree(quotas: Iterable[Quota], config: EngineConfig) -> Tree:
     catalog = build_catalog(quotas, config)
     problems = list(catalog.problems)
     unique = catalog.quotas
-    builtins = _builtin_groups(unique, config)
+    builtins = _builtin_groups(catalog)
     parents = _resolve_parents(unique, config, problems)
     depth = _depths(parents, config.root_name)
     tree_names = sorted(parents, key=lambda n: depth[n])
@@ -194,11 +198,11 @@ def _group(quota: Quota, parent: str) -> Group:
     )
 
 
-def _builtin_groups(unique: Mapping[str, Quota], config: EngineConfig) -> list[Group]:
+def _builtin_groups(catalog: Catalog) -> list[Group]:
     """Root, system and default. The default group's settings come from its object if any."""
-    default = unique.get(config.default_name)
+    config = catalog.config
+    default = catalog.quotas.get(config.default_name)
     default_min = default.min if default else config.default_min
-    default_max = default.max if default and default.max else config.default_max
 
     def builtin(
         name: str,
@@ -226,7 +230,7 @@ def _builtin_groups(unique: Mapping[str, Quota], config: EngineConfig) -> list[G
         builtin(
             config.default_name,
             min=default_min,
-            max=default_max,
+            max=catalog.default_max,
             namespaces=default.namespaces if default else (),
         ),
     ]

@@ -3,13 +3,18 @@ admits, and tell the others why they wait.
 
 The webhook gates new pods; the engine decides (`QuotaEngine.admissions`); this module acts.
 An admitted pod is marked ungated in the engine as soon as the API server accepts the patch,
-so the next decision counts it even before the watch shows the change.
+so the next decision counts it even before the watch shows the change. It holds its group's
+budget until the scheduler binds it, but for `hold` seconds at most: a pod that never schedules
+cannot keep the pods behind it waiting for ever. Pods this process did not admit (created
+ungated, or admitted before a restart) count only once bound.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import time
+from collections.abc import Callable
 
 from eq_engine import Pod
 
@@ -25,15 +30,38 @@ CONCURRENT_LIFTS = 16
 
 class Admitter:
     def __init__(
-        self, view: ClusterView, writer: Writer, events: Recorder, metrics: Metrics
+        self,
+        view: ClusterView,
+        writer: Writer,
+        events: Recorder,
+        metrics: Metrics,
+        *,
+        hold: float,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._view, self._writer, self._events, self._metrics = view, writer, events, metrics
+        self._hold, self._clock = hold, clock
         self._told: set[str] = set()  # waiting pods that have their Event already
+        self._lifted: dict[str, float] = {}  # admitted pods not bound yet, by when
+
+    def _holding(self) -> set[str]:
+        """The admitted pods that still hold budget: not bound, not gone, not held too long."""
+        engine, now = self._view.engine, self._clock()
+        for key, when in list(self._lifted.items()):
+            pod = engine.pod(key)
+            if pod is None or pod.scheduled or now - when > self._hold:
+                del self._lifted[key]
+        return set(self._lifted)
+
+    @property
+    def pending(self) -> bool:
+        """Whether a hold runs out later: a round must come then even if nothing changes."""
+        return bool(self._lifted)
 
     async def round(self) -> set[str]:
         """Admit what fits now; return the groups whose count of waiting pods changed."""
         engine = self._view.engine
-        decided = engine.admissions()
+        decided = engine.admissions(holding=self._holding())
         pods = [p for p in map(engine.pod, decided.admitted) if p is not None]
         lifts = asyncio.Semaphore(CONCURRENT_LIFTS)
 
@@ -41,6 +69,7 @@ class Admitter:
             async with lifts:
                 lifted = await self._writer.lift_gate(pod)
             if lifted:
+                self._lifted[pod.key] = self._clock()
                 engine.set_pod(dataclasses.replace(pod, scheduling_gates=pod.other_gates))
                 self._metrics.admitted.inc()
                 logger.debug("admitted %s", pod.key, extra={"pod": pod.key})

@@ -50,7 +50,7 @@ async def serve(
     events = Recorder(api)
     reclaimer = Reclaimer(view, eviction_api(api), events, settings.reclaim, metrics)
     writer = Writer(api, view, metrics)
-    admitter = Admitter(view, writer, events, metrics)
+    admitter = Admitter(view, writer, events, metrics, hold=settings.admission_hold)
     loop = Loop(view, writer, admitter, reclaimer, events, metrics, settings)
     identity = settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     leadership = Leadership(

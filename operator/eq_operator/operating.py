@@ -84,7 +84,7 @@ class Loop:
             self._groups.update(status.name for status in changes.groups)
             self._pods.update(changes.pod_labels)
             self._admit = True
-        if self._admit and self.leading and view.synced:
+        if (self._admit or self._admitter.pending) and self.leading and view.synced:
             self._admit = False
             self._groups |= await self._admitter.round()
         self._groups |= view.touched_quotas

@@ -1,11 +1,14 @@
 """Taking borrowed capacity back: evict what the engine's reclaim plans name, with Events.
 
-Every interval, each group whose used has stayed above its runtime for longer than the delay
-loses up to `max_evictions` pods, least important first, through the policy/v1 Eviction API
-(PodDisruptionBudgets are honoured). A refused eviction (429) keeps that pod and asks the engine
-for the next candidate; a pod already gone (404) counts as done. Pods already terminating count
-as returned, so nothing is evicted twice. Unlike Koordinator, which waits a whole delay again
-after each round, reclaim goes on every interval while the group stays over its runtime.
+Reclaim is paced by windows, as Koordinator's revoke is: a group whose used has stayed above
+its runtime for a whole delay loses up to `max_evictions` pods, least important first, through
+the policy/v1 Eviction API (PodDisruptionBudgets are honoured), and that round starts a new
+window: the group is judged again only after another whole delay. So a group loses at most
+`max_evictions` pods per delay, and a replacement that runs ungated (gating off, the webhook
+down) is judged only after a delay of its own, instead of being evicted as soon as it runs.
+A refused eviction (429) keeps that pod and asks the engine for the next candidate; a pod
+already gone (404) counts as done. Pods already terminating count as returned, so nothing is
+evicted twice. Every interval, the groups whose window has run out are looked at.
 """
 
 from __future__ import annotations
@@ -115,12 +118,14 @@ class Reclaimer:
                 del self._over_since[group]
         for group, pods in plans.items():
             since = self._over_since.setdefault(group, now)
-            if now - since >= self._settings.delay and pods:
-                await self._reclaim(engine, group, pods, now - since)
+            due = now - since >= self._settings.delay and pods
+            if due and await self._reclaim(engine, group, pods, now - since):
+                self._over_since[group] = now  # a new window: a whole delay until the next
 
     async def _reclaim(
         self, engine: QuotaEngine, group: str, pods: list[str], over_for: float
-    ) -> None:
+    ) -> bool:
+        """One round for `group`; whether it evicted (or, dry, reported) any pod."""
         status = engine.status(group)
         reason = (
             f"group {group} uses {_shown(status.used)}, above its runtime "
@@ -128,6 +133,7 @@ class Reclaimer:
         )
         refused: set[str] = set()
         done = 0
+        acted = False
         while pods and done < self._settings.max_evictions:
             key, pods = pods[0], pods[1:]
             done += 1
@@ -147,9 +153,12 @@ class Reclaimer:
                 refused.add(key)  # it stays: ask again for what else would do
                 plans = engine.reclaim_plan(keep=refused, leaving=self._evicted)
                 pods = plans.get(group, [])
-            elif outcome is not Outcome.DRY_RUN:
-                # Until the watch shows it terminating or gone, it counts as returned.
-                self._evicted[key] = self._clock()
+            else:
+                acted = True
+                if outcome is not Outcome.DRY_RUN:
+                    # Until the watch shows it terminating or gone, it counts as returned.
+                    self._evicted[key] = self._clock()
+        return acted
 
     async def _record(self, group: str, key: str, outcome: Outcome, why: str) -> None:
         namespace, name = key.split("/", 1)

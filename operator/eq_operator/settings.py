@@ -13,8 +13,8 @@ class ReclaimSettings:
     interval: float = 1.0
     """Seconds between two looks at every group's used and runtime (Koordinator: 1 s)."""
     delay: float = 120.0
-    """Seconds a group's used must stay above its runtime before its pods are evicted
-    (Koordinator: 120 s): a short burst is not worth an eviction."""
+    """Seconds a group's used must stay above its runtime before a round of evictions
+    (Koordinator: 120 s): a short burst is not worth an eviction. A round starts a new window."""
     max_evictions: int = 5
     """Pods evicted per group per round at most, so one round cannot empty a group."""
     dry_run: bool = False
@@ -27,6 +27,8 @@ class OperatorSettings:
     reclaim: ReclaimSettings = field(default_factory=ReclaimSettings)
     namespaces: tuple[str, ...] = ()
     """Namespaces whose pods and ElasticQuotas are watched; empty: all of them."""
+    admission_hold: float = 60.0
+    """Seconds a pod whose gate was lifted holds its group's budget while it is not bound."""
     batch_interval: float = 0.5
     """Seconds between recomputes: a burst of events costs one recompute, not one each."""
     probe_port: int = 8080

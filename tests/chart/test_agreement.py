@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.chart.rendering import RELEASE, env, find, helm, render
+from tests.chart.rendering import NAMESPACE, RELEASE, env, find, helm, render
 from tests.paths import PYTHONPATH
 
 FIXED = {  # set by the chart itself, not by a value
@@ -46,6 +46,7 @@ CHANGED = (
     "webhook.probePort=9091",
     "webhook.certCheckInterval=60",
     "gating.enabled=false",
+    "gating.admissionHold=10",
 )
 
 
@@ -80,7 +81,10 @@ def test_every_flag_is_reachable_from_values_and_the_cli_accepts_what_they_rende
 
 def test_the_rendered_values_are_what_the_cli_expects():
     variables = env(find(render(*CHANGED), "Deployment", f"{RELEASE}-operator"))
-    assert variables["ELASTIC_QUOTA_SYSTEM_NAMESPACES"] == "kube-system,monitoring"
+    # The release's and the built-in groups' namespaces are always system namespaces.
+    assert (
+        variables["ELASTIC_QUOTA_SYSTEM_NAMESPACES"] == f"kube-system,monitoring,{NAMESPACE},quotas"
+    )
     assert variables["ELASTIC_QUOTA_DEFAULT_MIN"] == "cpu=4"
     assert variables["ELASTIC_QUOTA_RECLAIM"] == "false"
     assert variables["ELASTIC_QUOTA_NAMESPACE"] == "quotas"

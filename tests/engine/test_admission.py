@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from eq_engine import EngineConfig, parse_pod, parse_quota
 from eq_engine.catalog import build_catalog
-from eq_engine.rules import needs_gate
+from eq_engine.rules import gate_exemption
 
 from tests.manifests import load, node, pod, quota, run
 
@@ -38,10 +38,22 @@ def test_an_admitted_pod_counts_at_once_so_nobody_takes_the_last_unit_twice():
     for key in first.admitted:  # the gate lifted: pending, not bound yet
         load(engine, pod(key.split("/")[1], namespace="team", node=None, cpu="1"))
     engine.recompute()
-    assert engine.admissions().admitted == ()
+    held = engine.admissions(holding=first.admitted)
+    assert held.admitted == ()
+    assert held.waiting["team/w2"] == (
+        "waiting for quota: team runtime cpu 2, used or admitted 2, this pod 1; "
+        "admitted, not bound yet: team/w0, team/w1"
+    )
     load(engine, pod("w0", namespace="team", phase="Succeeded", cpu="1"))  # one finishes
     engine.recompute()
-    assert engine.admissions().admitted == ("team/w2",)
+    assert engine.admissions(holding=first.admitted).admitted == ("team/w2",)
+
+
+def test_an_unbound_pod_holds_budget_only_while_the_edge_says_it_was_just_admitted():
+    never_schedules = pod("stuck", namespace="team", node=None, cpu="2")  # created ungated
+    engine = run(TEAM, CLUSTER, never_schedules, waiting_pod("w0"))
+    assert engine.admissions(holding={"team/stuck"}).admitted == ()
+    assert engine.admissions().admitted == ("team/w0",)  # the hold ran out, or never was
 
 
 def test_the_most_important_pod_goes_first_then_the_oldest():
@@ -87,7 +99,7 @@ def test_which_new_pods_the_webhook_gates():
     catalog = build_catalog([parse_quota(TEAM)], config)
 
     def gated(raw: dict) -> bool:
-        return needs_gate(parse_pod(raw), catalog)
+        return gate_exemption(parse_pod(raw), catalog) is None
 
     assert gated(pod("p", namespace="team", node=None, cpu="1"))
     assert not gated(pod("p", namespace="team", node="n", cpu="1"))  # bound already

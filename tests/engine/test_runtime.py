@@ -52,7 +52,7 @@ def test_all_zero_weight_annotation_means_max():
     assert (runtime(engine, "a"), runtime(engine, "b")) == ({"cpu": 75}, {"cpu": 25})
 
 
-def test_partial_weight_annotation_leaves_other_resources_at_zero():
+def test_a_partial_weight_annotation_weighs_the_resources_it_leaves_out_by_max():
     engine = run(
         quota("a", max={"cpu": 1, "memory": 100}, weight={"cpu": 1}),
         quota("b", max={"cpu": 1, "memory": 100}),
@@ -60,8 +60,9 @@ def test_partial_weight_annotation_leaves_other_resources_at_zero():
         pod("pb", quota="b", node=None, cpu="1", memory=100),
         capacity={"cpu": 1, "memory": 100},
     )
-    assert runtime(engine, "a") == {"cpu": 500, "memory": 0}
-    assert runtime(engine, "b") == {"cpu": 500, "memory": 100}
+    # Koordinator's webhook fills the missing memory weight from max: 100 each, an even split.
+    assert runtime(engine, "a") == {"cpu": 500, "memory": 50}
+    assert runtime(engine, "b") == {"cpu": 500, "memory": 50}
 
 
 def test_group_asking_less_than_its_min_lends_the_rest():

@@ -16,12 +16,13 @@ from eq_engine.rules import (
     Operation,
     Verdict,
     bound_pod_query,
+    gate_exemption,
     needs_bound_pods,
-    needs_gate,
     review_pod,
     review_quota,
 )
 
+from .logs import logger
 from .reviews import BadReview, Review, response
 from .state import ClusterState
 
@@ -98,33 +99,37 @@ def _review_pod(review: Review, state: ClusterState) -> Verdict:
     if review.operation is Operation.DELETE:
         return Verdict()
     assert review.object is not None
-    new = parse_pod(review.object)
+    new = parse_pod(review.object, namespace=review.namespace)
     old = _parse_old(parse_pod, review.old_object)
     return review_pod(review.operation, new=new, old=old, catalog=state.catalog)
 
 
-def gate(review: Review, *, state: ClusterState, enabled: bool) -> dict[str, Any]:
-    """The response to a pod CREATE sent to the mutating endpoint: the admission gate added
-    when the pod's group limits it (`rules.needs_gate`), the pod unchanged otherwise.
+def gate(review: Review, *, state: ClusterState, enabled: bool) -> tuple[dict[str, Any], str]:
+    """The response to a pod CREATE sent to the mutating endpoint, and its result for the
+    metrics: the admission gate added (`gated`) unless `rules.gate_exemption` exempts the pod
+    (`allowed`).
 
-    Never a denial: the validating endpoint judges the pod. An unreadable pod, or a webhook
-    that has not loaded the tree yet, lets the pod through ungated, as the webhook's failure
-    policy would."""
+    The pod is read as kube-apiserver sends it to mutating admission: often with
+    `generateName` and no name yet, and the namespace in the request. Never a denial: the
+    validating endpoint judges the pod. A pod that cannot be read, or a webhook that has not
+    loaded the tree yet, lets the pod through ungated, as the failure policy would; an
+    unreadable pod is logged with the reason and counted (`unreadable`)."""
     if review.kind != "Pod":
         raise BadReview(f"request.kind.kind: this endpoint gates Pod, not {review.kind}")
     if not enabled or review.operation is not Operation.CREATE or not state.ready:
-        return response(review.uid, allowed=True)
+        return response(review.uid, allowed=True), "allowed"
     assert review.object is not None
     try:
-        pod = parse_pod(review.object)
-    except ObjectError:
-        return response(review.uid, allowed=True)
-    if not needs_gate(pod, state.catalog):
-        return response(review.uid, allowed=True)
+        pod = parse_pod(review.object, namespace=review.namespace)
+    except ObjectError as error:
+        logger.warning("letting a pod through ungated: cannot read it: %s", error)
+        return response(review.uid, allowed=True), "unreadable"
+    if gate_exemption(pod, state.catalog) is not None:
+        return response(review.uid, allowed=True), "allowed"
     entry = {"name": ADMISSION_GATE}
     patch: list[dict[str, Any]] = (
         [{"op": "add", "path": "/spec/schedulingGates/-", "value": entry}]
         if pod.scheduling_gates
         else [{"op": "add", "path": "/spec/schedulingGates", "value": [entry]}]
     )
-    return response(review.uid, allowed=True, patch=patch)
+    return response(review.uid, allowed=True, patch=patch), "gated"

@@ -14,8 +14,9 @@ class Metrics:
     def __post_init__(self) -> None:
         self.admissions = Counter(
             "elastic_quota_webhook_admissions",
-            "Admission reviews answered, by kind, operation and result "
-            "(allowed, denied, or error for requests that were not valid reviews).",
+            "Admission reviews answered, by kind, operation and result (allowed, denied, gated, "
+            "unreadable for a pod let through ungated because it could not be read, or error "
+            "for requests that were not valid reviews).",
             ["kind", "operation", "result"],
             registry=self.registry,
         )

@@ -28,6 +28,8 @@ class Review:
     uid: str
     kind: str
     operation: Operation
+    namespace: str
+    """`request.namespace`: a new object may not carry it in its own metadata yet."""
     object: Mapping[str, Any] | None
     old_object: Mapping[str, Any] | None
 
@@ -53,6 +55,9 @@ def parse_review(body: object) -> Review:
         raise BadReview(
             f"request.operation: expected CREATE, UPDATE or DELETE, got {got!r}"
         ) from None
+    namespace = request.get("namespace") or ""
+    if not isinstance(namespace, str):
+        raise BadReview("request.namespace: expected a string")
     new, old = request.get("object"), request.get("oldObject")
     for field, value in (("object", new), ("oldObject", old)):
         if value is not None and not isinstance(value, Mapping):
@@ -62,7 +67,14 @@ def parse_review(body: object) -> Review:
     ):
         missing = "oldObject" if operation is Operation.DELETE else "object"
         raise BadReview(f"request.{missing}: required for {operation}")
-    return Review(uid=uid, kind=kind["kind"], operation=operation, object=new, old_object=old)
+    return Review(
+        uid=uid,
+        kind=kind["kind"],
+        operation=operation,
+        namespace=namespace,
+        object=new,
+        old_object=old,
+    )
 
 
 def response(

@@ -75,12 +75,13 @@ def admission_app(
     app = web.Application(client_max_size=MAX_BODY)
     for kind in KINDS:
 
-        async def validate(review: Review, kind: str = kind) -> dict[str, Any]:
-            return await admit(review, kind=kind, state=state, list_pods=list_pods)
+        async def validate(review: Review, kind: str = kind) -> tuple[dict[str, Any], str]:
+            answer = await admit(review, kind=kind, state=state, list_pods=list_pods)
+            return answer, "allowed" if answer["response"]["allowed"] else "denied"
 
         app.router.add_post(_PATHS[kind], _handler(kind, validate, metrics))
 
-    async def mutate(review: Review) -> dict[str, Any]:
+    async def mutate(review: Review) -> tuple[dict[str, Any], str]:
         return gate(review, state=state, enabled=gate_pods)
 
     app.router.add_post(GATE_PATH, _handler("Pod", mutate, metrics))
@@ -88,9 +89,10 @@ def admission_app(
 
 
 def _handler(
-    kind: str, decide: Callable[[Review], Awaitable[dict[str, Any]]], metrics: Metrics
+    kind: str, decide: Callable[[Review], Awaitable[tuple[dict[str, Any], str]]], metrics: Metrics
 ) -> Callable[[web.Request], Awaitable[web.Response]]:
-    """An endpoint: parse the review, `decide`, answer; count and time every request."""
+    """An endpoint: parse the review, `decide` (the answer and its result for the metrics),
+    answer; count and time every request."""
 
     async def handle(request: web.Request) -> web.Response:
         started = time.perf_counter()
@@ -99,11 +101,7 @@ def _handler(
             body = json.loads(await request.read())
             review = parse_review(body)
             operation = review.operation.value
-            answer = await decide(review)
-            verdict = answer["response"]
-            result = (
-                "gated" if "patch" in verdict else "allowed" if verdict["allowed"] else "denied"
-            )
+            answer, result = await decide(review)
             return web.json_response(answer)
         except (ValueError, UnicodeDecodeError) as error:  # BadReview and bad JSON alike
             message = str(error) if isinstance(error, BadReview) else f"invalid JSON: {error}"

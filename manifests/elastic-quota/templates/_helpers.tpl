@@ -38,6 +38,12 @@ system:serviceaccount:{{ .Release.Namespace }}:{{ include "eq.name" (dict "root"
 {{- join "," $pairs -}}
 {{- end -}}
 
+{{/* The system group's namespaces: the configured ones, and always the release's and the
+built-in groups' own, so that the product never gates, evicts or denies its own pods. */}}
+{{- define "eq.systemNamespaces" -}}
+{{- toYaml (uniq (concat .Values.quota.systemNamespaces (list .Release.Namespace (include "eq.quotaNamespace" .)))) -}}
+{{- end -}}
+
 {{/* Settings both processes share: the quota groups and logging. */}}
 {{- define "eq.sharedEnv" -}}
 - name: ELASTIC_QUOTA_NAMESPACE
@@ -49,7 +55,7 @@ system:serviceaccount:{{ .Release.Namespace }}:{{ include "eq.name" (dict "root"
 - name: ELASTIC_QUOTA_DEFAULT_NAME
   value: {{ .Values.quota.defaultName | quote }}
 - name: ELASTIC_QUOTA_SYSTEM_NAMESPACES
-  value: {{ join "," .Values.quota.systemNamespaces | quote }}
+  value: {{ include "eq.systemNamespaces" . | fromYamlArray | join "," | quote }}
 - name: ELASTIC_QUOTA_LOG_LEVEL
   value: {{ .Values.logging.level | quote }}
 - name: ELASTIC_QUOTA_LOG_FORMAT
