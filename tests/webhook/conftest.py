@@ -45,8 +45,10 @@ def review(
     old: dict[str, Any] | None = None,
     kind: str | None = None,
     uid: str = "review-1",
+    namespace: str | None = None,
 ) -> dict[str, Any]:
-    """An AdmissionReview v1 as the API server sends it."""
+    """An AdmissionReview v1 as the API server sends it; `namespace`: the request's, for an
+    object that does not carry its own."""
     subject = new if new is not None else old
     assert subject is not None
     kind = kind or subject["kind"]
@@ -58,8 +60,8 @@ def review(
             "kind": {"group": group, "version": version, "kind": kind},
             "resource": {"group": group, "version": version, "resource": resource},
             "operation": operation,
-            "namespace": subject["metadata"].get("namespace"),
-            "name": subject["metadata"]["name"],
+            "namespace": namespace or subject["metadata"].get("namespace"),
+            "name": subject["metadata"].get("name", ""),
             "userInfo": {"username": "tests"},
             "object": new,
             "oldObject": old,

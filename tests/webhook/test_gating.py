@@ -71,3 +71,63 @@ async def test_with_gating_off_every_pod_passes_untouched(api, certificates, tmp
         assert await mutate(off, pod("p", namespace="web", node=None, cpu="1")) == []
     finally:
         await stop_webhook(off)
+
+
+def as_mutating_admission_sees_it(
+    raw: dict[str, Any], owner: str | None, *, with_namespace: bool = True
+) -> dict[str, Any]:
+    """The pod a controller (`owner`: its kind) or a person with `generateName` sends, as
+    kube-apiserver hands it to mutating admission: no name, uid or status yet."""
+    metadata = dict(raw["metadata"])
+    metadata["generateName"] = metadata.pop("name") + "-"
+    if not with_namespace:
+        del metadata["namespace"]
+    if owner is not None:
+        metadata["ownerReferences"] = [
+            {
+                "apiVersion": "batch/v1" if owner == "Job" else "apps/v1",
+                "kind": owner,
+                "name": "owner",
+                "uid": "0d2f2a8e-7c55-4d6c-9a51-5d1f3f0f4b1e",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": raw["spec"]}
+
+
+@pytest.mark.parametrize("owner", [None, "ReplicaSet", "Job", "StatefulSet"])
+@pytest.mark.parametrize("with_namespace", [True, False])
+async def test_a_pod_a_controller_creates_gets_the_gate_before_it_has_a_name(
+    webhook, owner, with_namespace
+):
+    raw = as_mutating_admission_sees_it(
+        pod("batch", namespace="web", node=None, cpu="1"), owner, with_namespace=with_namespace
+    )
+    body = review("CREATE", new=raw, namespace="web")
+    response = await webhook.post("/mutate/pods", body)
+    answer = (await response.json())["response"]
+    assert json.loads(base64.b64decode(answer["patch"])) == [
+        {"op": "add", "path": "/spec/schedulingGates", "value": [GATE]}
+    ]
+
+
+async def test_a_daemonset_pod_is_never_gated(webhook):
+    raw = as_mutating_admission_sees_it(pod("agent", namespace="web", node=None), "DaemonSet")
+    response = await webhook.post("/mutate/pods", review("CREATE", new=raw, namespace="web"))
+    assert "patch" not in (await response.json())["response"]
+
+
+async def test_an_unreadable_pod_passes_ungated_and_is_counted(webhook):
+    raw = pod("p", namespace="web", node=None)
+    raw["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "lots"}
+    counted = 'elastic_quota_webhook_admissions_total{kind="Pod",operation="CREATE",result="unreadable"}'
+
+    async def unreadable() -> float:
+        async with webhook.session.get(webhook.probes + "/metrics") as metrics:
+            lines = (await metrics.text()).splitlines()
+        return sum(float(line.split()[-1]) for line in lines if line.startswith(counted))
+
+    before = await unreadable()
+    assert await mutate(webhook, raw) == []
+    assert await unreadable() == before + 1
