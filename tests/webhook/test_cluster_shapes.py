@@ -7,14 +7,11 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import pytest_asyncio
-from kmock import Server
 
-from tests.kube import Emulator, declare_resources, store
+from tests.kube import store
 from tests.realistic import (
     REPLICASET_CONTROLLER,
     P,
@@ -47,29 +44,25 @@ ACCEL_CPU = elastic_quota(
     "accel-cpu", "accel-cpu", parent="accel", min={"cpu": "4"}, max={"cpu": "20"}
 )
 """Created while the webhook was down: its max lacks the parent's memory and GPU."""
-FINISHED = [
-    cronjob_pod("nightly", "backup", phase="Succeeded", requests={"cpu": "1"}),
-    cronjob_pod(
-        "nightly",
-        "backup",
-        scheduled=29148780,
-        phase="Failed",
-        evicted=True,
-        requests={"memory": "2Gi"},
-    ),
-]
+
+
+def finished(namespace: str, cronjob: str) -> list[dict[str, Any]]:
+    """Two runs of a CronJob: one Succeeded, one Failed because kubelet evicted it."""
+    return [
+        cronjob_pod(namespace, cronjob, phase="Succeeded", requests={"cpu": "1"}),
+        cronjob_pod(
+            namespace,
+            cronjob,
+            scheduled=29148780,
+            phase="Failed",
+            evicted=True,
+            requests={"memory": "2Gi"},
+        ),
+    ]
+
+
 RUNNING = deployment_pod("reports", "renderer", requests={"cpu": "1"})
-REPORTS_FINISHED = [
-    cronjob_pod("reports", "digest", phase="Succeeded", requests={"cpu": "1"}),
-    cronjob_pod(
-        "reports",
-        "digest",
-        scheduled=29148780,
-        phase="Failed",
-        evicted=True,
-        requests={"memory": "2Gi"},
-    ),
-]
+REPORTS_FINISHED = finished("reports", "digest")
 
 
 def cluster() -> list[dict[str, Any]]:
@@ -84,7 +77,7 @@ def cluster() -> list[dict[str, Any]]:
         ACCEL_CPU,
         elastic_quota("nightly", "nightly", max={"cpu": "4", "memory": "8Gi"}),
         elastic_quota("reports", "reports", max={"cpu": "4", "memory": "8Gi"}),
-        *FINISHED,
+        *finished("nightly", "backup"),
         RUNNING,
         *REPORTS_FINISHED,
         node("worker-1", cpu="32", memory_gi=128),
@@ -92,13 +85,12 @@ def cluster() -> list[dict[str, Any]]:
     ]
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def api() -> AsyncIterator[Emulator]:
-    """Overrides conftest's: the `webhook` fixture watches this cluster."""
-    async with Emulator() as emulator, Server(emulator):
-        declare_resources(emulator)
-        store(emulator, *cluster())
-        yield emulator
+@pytest.fixture(scope="module", autouse=True)
+def seeded(api: Any) -> None:
+    """This module's cluster instead of conftest's, stored before the `webhook` fixture starts
+    (autouse fixtures of a scope come first) and loads it."""
+    api.objects.clear()
+    store(api, *cluster())
 
 
 async def mutate(webhook: Any, body: dict[str, Any]) -> list[Any]:
