@@ -374,7 +374,7 @@ def pod(
         spec["overhead"] = overhead
     if gates:
         spec["schedulingGates"] = [{"name": gate} for gate in gates]
-    if node and not gates:
+    if node and not gates and name is not None:  # a pod being created is not bound yet
         spec["nodeName"] = node
     fields: dict[str, Any] = {"labels": labels or {}}
     if annotations:
@@ -386,10 +386,9 @@ def pod(
     if restart_policy == "Never" and phase not in ("Succeeded", "Failed"):
         fields["finalizers"] = ["batch.kubernetes.io/job-tracking"]
     obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod"}
-    if name is None:  # before the API server names and stores it
+    if name is None:  # as mutating admission sees it: not named, stored or given a status yet
         obj["metadata"] = {**fields, "namespace": namespace}
         obj["spec"] = dict(sorted(spec.items()))
-        obj["status"] = {"phase": "Pending", "qosClass": _qos(resources)}
         return obj
     status = _pod_status(spec, key, phase, evicted=evicted)
     managed = [_managed(manager, "Update", "v1", {"metadata": fields, "spec": written})]

@@ -74,6 +74,7 @@ def parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "-o", "--output", choices=sorted(RENDERERS), default="table", help="default: table"
     )
+    flags.add_engine_arguments(sim)
     _webhook_parser(commands)
     _operator_parser(commands)
     return main
@@ -330,7 +331,8 @@ def _simulate(args: argparse.Namespace) -> int:
         return 1
     for kind, count in sorted(objects.skipped.items()):
         print(f"elastic-quota: note: ignored {count} object(s) of kind {kind}", file=sys.stderr)
-    report = simulate(objects, capacity=args.capacity, min_scaling=args.min_scaling)
+    config = flags.engine_config(args, min_scaling=args.min_scaling)
+    report = simulate(objects, capacity=args.capacity, config=config)
     sys.stdout.write(RENDERERS[args.output](report))
     return 0
 

@@ -32,8 +32,8 @@ class Report:
     problems: tuple[Problem, ...]
 
 
-def simulate(objects: Objects, *, capacity: ResourceList | None, min_scaling: bool) -> Report:
-    engine = QuotaEngine(EngineConfig(min_scaling=min_scaling))
+def simulate(objects: Objects, *, capacity: ResourceList | None, config: EngineConfig) -> Report:
+    engine = QuotaEngine(config)
     for quota in objects.quotas:
         engine.set_quota(quota)
     for node in objects.nodes:

@@ -221,15 +221,6 @@ async def test_edits_that_change_no_rule_input_are_allowed_naming_the_trees_prob
     assert "spec.min.cpu: 2 is below its children's min 4" in answer["status"]["message"]
 
 
-# Found while writing these (not in issue 19)
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="/mutate/pods cannot parse a pod without metadata.name, which is how the ReplicaSet, "
-    "Job and DaemonSet controllers send theirs to mutating admission, and lets it through "
-    "ungated",
-)
 async def test_a_new_deployment_pod_of_a_limited_group_is_gated(webhook):
     sent = deployment_pod("team-a", "batch", created=False, requests={"cpu": "500m"})
     patch = await mutate(webhook, admission_review("CREATE", new=sent, **REPLICASET_CONTROLLER))
