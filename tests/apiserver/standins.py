@@ -48,6 +48,11 @@ def requests(pod: JSON) -> dict[str, float]:
     return total
 
 
+def _add(total: dict[str, float], more: dict[str, float]) -> None:
+    for name, value in more.items():
+        total[name] = total.get(name, 0) + value
+
+
 def _finished(pod: JSON) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
@@ -112,9 +117,9 @@ class Scheduler(_Controller):
         for pod in pods:
             node = (pod.get("spec") or {}).get("nodeName")
             if node and not _finished(pod):
-                for name, value in requests(pod).items():
-                    used.setdefault(node, {})[name] = used.setdefault(node, {}).get(name, 0) + value
-        for pod in sorted(pods, key=lambda p: p["metadata"].get("creationTimestamp", "")):
+                _add(used.setdefault(node, {}), requests(pod))
+        order = [(p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]) for p in pods]
+        for _, pod in sorted(zip(order, pods, strict=True), key=lambda pair: pair[0]):
             spec, metadata = pod.get("spec") or {}, pod["metadata"]
             if spec.get("nodeName") or spec.get("schedulingGates") or _finished(pod):
                 continue
@@ -123,8 +128,7 @@ class Scheduler(_Controller):
             node = self._place(requests(pod), used)
             if node is None:
                 continue
-            for name, value in requests(pod).items():
-                used.setdefault(node, {})[name] = used[node].get(name, 0) + value
+            _add(used.setdefault(node, {}), requests(pod))
             await self._bind(pod, node)
 
     def _place(self, wanted: dict[str, float], used: dict[str, dict[str, float]]) -> str | None:
