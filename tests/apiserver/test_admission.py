@@ -162,7 +162,8 @@ async def test_a_webhook_that_is_down_fails_closed_or_is_ignored(api, client, ho
         if policy == "Fail":
             assert status == 500
             assert body["message"].startswith(
-                'Internal error occurred: failed calling webhook "validatingwebhookconfiguration.test": '
+                "Internal error occurred: failed calling webhook "
+                '"validatingwebhookconfiguration.test": '
                 'failed to call webhook: Post "https://hook.hooks.svc:443/check?timeout=5s": '
             )
             assert "connection refused" in body["message"]

@@ -18,7 +18,7 @@ async def test_a_fault_answers_n_times_then_the_server_does(api, client):
     api.fault("PATCH", "pods", name="p", status=429, times=2, retry_after=3)
     answers = []
     for _ in range(3):
-        status, body, response = await client.request("PATCH", PODS + "/p", {}, content_type=MERGE)
+        status, _body, response = await client.request("PATCH", PODS + "/p", {}, content_type=MERGE)
         answers.append((status, response.headers.get("Retry-After")))
     assert answers == [(429, "3"), (429, "3"), (200, None)]
     assert api.count("patch", "pods") == 3
@@ -120,7 +120,8 @@ async def test_binding_sets_the_node_once_and_never_for_a_gated_pod(api, client)
         "POST", PODS + "/g/binding", {**binding, "metadata": {"name": "g"}}
     )
     assert status == 409 and body["message"] == (
-        'Operation cannot be fulfilled on pods/binding "g": pod g has non-empty .spec.schedulingGates'
+        'Operation cannot be fulfilled on pods/binding "g": '
+        "pod g has non-empty .spec.schedulingGates"
     )
     gated = api.get("pods", "g", "apps")
     assert gated["status"]["conditions"][0]["reason"] == "SchedulingGated"

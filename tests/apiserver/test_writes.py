@@ -33,7 +33,7 @@ async def test_create_fills_system_fields_and_generates_names(api, client):
 
 
 async def test_main_resource_ignores_status_and_status_ignores_the_rest(api, client):
-    (stored,) = api.seed({**quota("q"), "status": {"used": {"cpu": "1"}}})
+    (_stored,) = api.seed({**quota("q"), "status": {"used": {"cpu": "1"}}})
     path = QUOTAS + "/q"
     changed = await client.call(
         "PATCH",
@@ -87,7 +87,7 @@ async def test_patch_types(api, client, content_type, patch, expected):
 
 
 async def test_strategic_merge_merges_lists_by_key_and_is_refused_for_custom_resources(api, client):
-    (stored,) = api.seed(pod("p", cpu="1"))
+    (_stored,) = api.seed(pod("p", cpu="1"))
     conditions = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
     await client.call("PATCH", PODS + "/p/status", conditions, content_type=STRATEGIC)
     more = {
