@@ -1,0 +1,18 @@
+"""An emulated kube-apiserver 1.32 for tests and benchmarks (see server.ApiServer).
+
+async with ApiServer(Config(window=100)) as api:
+    api.seed(node("n1"), pod("p1"))                 # stored as a create would, no admission
+    api.admission.configure(render(), {("ns", "svc", 443): "127.0.0.1:9443"})
+    api.users["op-token"] = User("system:serviceaccount:ns:op")
+    api.fault("PATCH", "pods", status=500, times=2)
+    api.write_kubeconfig(path, token="op-token")    # for kubectl, Kopf, the product
+    api.compact(); api.watch_error(410); api.close_watches()
+    await api.go_down(); await api.come_up()
+"""
+
+from .admission import User
+from .errors import ApiError
+from .faults import Fault
+from .server import ApiServer, Config, disruption_budget
+
+__all__ = ["ApiError", "ApiServer", "Config", "Fault", "User", "disruption_budget"]

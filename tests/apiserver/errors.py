@@ -1,0 +1,122 @@
+"""`Status` objects as kube-apiserver answers errors with them (apimachinery api/errors), and the
+exception the emulator raises to send one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# HTTP code -> the Status `reason` the real server pairs with it.
+REASONS = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    405: "MethodNotAllowed",
+    409: "Conflict",
+    410: "Expired",
+    413: "RequestEntityTooLarge",
+    415: "UnsupportedMediaType",
+    422: "Invalid",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
+OPTIMISTIC_LOCK = (
+    "the object has been modified; please apply your changes to the latest version and try again"
+)
+
+
+def status(
+    code: int,
+    message: str,
+    *,
+    reason: str | None = None,
+    details: dict[str, Any] | None = None,
+    success: bool = False,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success" if success else "Failure",
+        "code": code,
+    }
+    if not success:
+        body["message"] = message
+        body["reason"] = REASONS.get(code, "") if reason is None else reason
+    if details is not None:
+        body["details"] = details
+    return body
+
+
+class ApiError(Exception):
+    """A request refused with a Status; `headers` go with it (Retry-After, Warning)."""
+
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        *,
+        reason: str | None = None,
+        details: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.body = status(code, message, reason=reason, details=details)
+        self.code = code
+        self.headers = dict(headers or {})
+        retry = (details or {}).get("retryAfterSeconds")
+        if retry:
+            self.headers.setdefault("Retry-After", str(retry))
+
+    def with_metadata(self, metadata: dict[str, Any]) -> ApiError:
+        """Set the Status's list metadata (a 410's fresh continue token)."""
+        self.body["metadata"] = metadata
+        return self
+
+
+def _details(resource: str, group: str, name: str) -> dict[str, Any]:
+    # The real server omits an empty group (omitempty).
+    return {"name": name, "kind": resource} | ({"group": group} if group else {})
+
+
+def _qualified(resource: str, group: str) -> str:
+    return f"{resource}.{group}" if group else resource
+
+
+def not_found(resource: str, group: str, name: str) -> ApiError:
+    return ApiError(
+        404,
+        f'{_qualified(resource, group)} "{name}" not found',
+        details=_details(resource, group, name),
+    )
+
+
+def conflict(resource: str, group: str, name: str, why: str = OPTIMISTIC_LOCK) -> ApiError:
+    return ApiError(
+        409,
+        f'Operation cannot be fulfilled on {_qualified(resource, group)} "{name}": {why}',
+        details=_details(resource, group, name),
+    )
+
+
+def already_exists(resource: str, group: str, name: str) -> ApiError:
+    return ApiError(
+        409,
+        f'{_qualified(resource, group)} "{name}" already exists',
+        reason="AlreadyExists",
+        details=_details(resource, group, name),
+    )
+
+
+def invalid(kind: str, name: str, causes: list[str], *, group: str = "") -> ApiError:
+    return ApiError(
+        422,
+        f'{kind} "{name}" is invalid: ' + ", ".join(causes),
+        details={"name": name, "group": group, "kind": kind},
+    )
+
+
+def internal(message: str) -> ApiError:
+    return ApiError(500, f"Internal error occurred: {message}", details={"causes": []})

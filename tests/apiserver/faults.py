@@ -1,0 +1,73 @@
+"""Faults a test injects into the running emulator: canned answers and dropped connections for
+matching requests, N times or for a while."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+
+@dataclass
+class Fault:
+    """Requests with this method and resource (and, when given, subresource, name, namespace)
+    get `status` (or a dropped connection with `drop=True`) `times` times, or until `seconds`
+    have passed when given."""
+
+    method: str
+    resource: str
+    subresource: str | None = None
+    name: str | None = None
+    namespace: str | None = None
+    status: int = 500
+    times: int = 1
+    seconds: float | None = None
+    retry_after: int | None = None
+    drop: bool = False
+    message: str = "injected fault"
+    hits: int = 0
+    _until: float | None = None
+
+    def __post_init__(self) -> None:
+        self.method = self.method.upper()
+        if self.seconds is not None:
+            self._until = time.monotonic() + self.seconds
+
+    @property
+    def spent(self) -> bool:
+        if self._until is not None:
+            return time.monotonic() >= self._until
+        return self.hits >= self.times
+
+    def matches(
+        self, method: str, resource: str, subresource: str, name: str, namespace: str | None
+    ) -> bool:
+        return (
+            self.method in (method, "*")
+            and self.resource == resource
+            and (self.subresource is None or self.subresource == subresource)
+            and (self.name is None or self.name == name)
+            and (self.namespace is None or self.namespace == namespace)
+        )
+
+
+class Faults:
+    def __init__(self) -> None:
+        self.active: list[Fault] = []
+
+    def add(self, fault: Fault) -> Fault:
+        self.active.append(fault)
+        return fault
+
+    def clear(self) -> None:
+        self.active.clear()
+
+    def take(
+        self, method: str, resource: str, subresource: str, name: str, namespace: str | None
+    ) -> Fault | None:
+        """The first live fault for this request, counted as used once."""
+        self.active = [f for f in self.active if not f.spent]
+        for fault in self.active:
+            if fault.matches(method, resource, subresource, name, namespace):
+                fault.hits += 1
+                return fault
+        return None

@@ -1,0 +1,221 @@
+"""The kinds the emulator serves, and the discovery documents kubectl and Kopf read about them
+(the legacy format: kubectl falls back to it when the answer's Content-Type is plain JSON)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+CRD_FILE = REPO / "crds" / "elasticquotas.scheduling.sigs.k8s.io.yaml"
+VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+
+@dataclass(frozen=True)
+class Resource:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    subresources: tuple[str, ...] = ()
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    custom: bool = False  # a CR: CR strategies (generation, 422 on unconditional PUT, no SMP)
+    field_labels: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_version(self) -> str:
+        return self.api_version
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+    def prefix(self, namespace: str | None = None) -> str:
+        """The URL of the collection: `/api/v1/namespaces/ns/pods`."""
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            root += f"/namespaces/{namespace}"
+        return f"{root}/{self.plural}"
+
+
+_POD_FIELDS = frozenset(
+    {
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.nominatedNodeName",
+    }
+)
+_EVENT_FIELDS = frozenset(
+    {f"involvedObject.{f}" for f in ("kind", "namespace", "name", "uid", "apiVersion")}
+    | {f"involvedObject.{f}" for f in ("resourceVersion", "fieldPath")}
+    | {"reason", "reportingComponent", "source", "type"}
+)
+
+BUILTINS = (
+    Resource(
+        "",
+        "v1",
+        "pods",
+        "Pod",
+        True,
+        ("status", "eviction", "binding"),
+        ("po",),
+        ("all",),
+        field_labels=_POD_FIELDS,
+    ),
+    Resource(
+        "",
+        "v1",
+        "nodes",
+        "Node",
+        False,
+        ("status",),
+        ("no",),
+        field_labels=frozenset({"spec.unschedulable"}),
+    ),
+    Resource("", "v1", "namespaces", "Namespace", False, ("status",), ("ns",)),
+    Resource("", "v1", "events", "Event", True, (), ("ev",), field_labels=_EVENT_FIELDS),
+    Resource("coordination.k8s.io", "v1", "leases", "Lease", True),
+    Resource(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        False,
+        ("status",),
+        ("crd", "crds"),
+    ),
+)
+
+
+def load_crd(path: Path = CRD_FILE) -> dict[str, Any]:
+    crd: dict[str, Any] = yaml.safe_load(path.read_text())
+    return crd
+
+
+def from_crd(crd: dict[str, Any], *, status_subresource: bool | None = None) -> Resource:
+    """The served version of a CRD as a Resource. `status_subresource=False` serves it as if the
+    CRD declared none (Koordinator's CRD has none), `True` as if it did, None as it says."""
+    spec = crd["spec"]
+    (version,) = [v for v in spec["versions"] if v.get("served", True) and v.get("storage")]
+    declared = "status" in (version.get("subresources") or {})
+    has_status = declared if status_subresource is None else status_subresource
+    names = spec["names"]
+    return Resource(
+        spec["group"],
+        version["name"],
+        names["plural"],
+        names["kind"],
+        spec["scope"] == "Namespaced",
+        ("status",) if has_status else (),
+        tuple(names.get("shortNames", ())),
+        tuple(names.get("categories", ())),
+        custom=True,
+    )
+
+
+def crd_as_served(crd: dict[str, Any], resource: Resource) -> dict[str, Any]:
+    """The CRD object as stored, agreeing with what is served (status subresource or not)."""
+    versions = []
+    for version in crd["spec"]["versions"]:
+        subresources = dict(version.get("subresources") or {})
+        if resource.has_status:
+            subresources["status"] = {}
+        else:
+            subresources.pop("status", None)
+        versions.append({**version, "subresources": subresources})
+    return {**crd, "spec": {**crd["spec"], "versions": versions}}
+
+
+class Catalog:
+    """Resources by (group, version, plural) and by kind, plus discovery documents."""
+
+    def __init__(self, resources: tuple[Resource, ...]) -> None:
+        self.all = resources
+        self._by_path = {(r.group, r.version, r.plural): r for r in resources}
+        self.by_kind = {(r.api_version, r.kind): r for r in resources}
+
+    def find(self, group: str, version: str, plural: str) -> Resource | None:
+        return self._by_path.get((group, version, plural))
+
+    def named(self, plural: str) -> Resource:
+        (found,) = [r for r in self.all if r.plural == plural]
+        return found
+
+    def group_versions(self) -> dict[str, list[str]]:
+        groups: dict[str, list[str]] = {}
+        for r in self.all:
+            if r.group and r.version not in groups.setdefault(r.group, []):
+                groups[r.group].append(r.version)
+        return groups
+
+    def api_versions(self, address: str) -> dict[str, Any]:
+        return {
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}],
+        }
+
+    def api_group(self, group: str) -> dict[str, Any] | None:
+        versions = self.group_versions().get(group)
+        if versions is None:
+            return None
+        listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
+        return {"name": group, "versions": listed, "preferredVersion": listed[0]}
+
+    def api_group_list(self) -> dict[str, Any]:
+        groups = [self.api_group(g) for g in self.group_versions()]
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+    def resource_list(self, group: str, version: str) -> dict[str, Any] | None:
+        served = [r for r in self.all if (r.group, r.version) == (group, version)]
+        if not served:
+            return None
+        entries: list[dict[str, Any]] = []
+        for r in served:
+            entry: dict[str, Any] = {
+                "name": r.plural,
+                "singularName": r.kind.lower(),
+                "namespaced": r.namespaced,
+                "kind": r.kind,
+                "verbs": VERBS,
+            }
+            if r.short_names:
+                entry["shortNames"] = list(r.short_names)
+            if r.categories:
+                entry["categories"] = list(r.categories)
+            entries.append(entry)
+            for sub in r.subresources:
+                kind, verbs = _SUBRESOURCE_KINDS.get(sub, (r.kind, ["get", "patch", "update"]))
+                entries.append(
+                    {
+                        "name": f"{r.plural}/{sub}",
+                        "singularName": "",
+                        "namespaced": r.namespaced,
+                        "kind": kind,
+                        "verbs": verbs,
+                    }
+                )
+        return {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": served[0].group_version,
+            "resources": entries,
+        }
+
+
+_SUBRESOURCE_KINDS = {"eviction": ("Eviction", ["create"]), "binding": ("Binding", ["create"])}
