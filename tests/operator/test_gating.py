@@ -46,11 +46,11 @@ def annotation(api: Any, name: str, key: str) -> str | None:
 
 async def test_pods_wait_beyond_the_runtime_and_go_most_important_first(api, client, tmp_path):
     team = quota("team", namespace="team", min={"cpu": 2}, max={"cpu": 2})
-    store(api, team, node("n1", cpu="100"))
+    # All five wait before the operator starts: its first decision sees them together.
+    waiting_pods = [gated(f"p{i}", priority=priority) for i, priority in enumerate([1, 5, 3, 4, 2])]
+    store(api, team, node("n1", cpu="100"), *waiting_pods)
     operator = await start_operator(tmp_path, api)
     try:
-        for i, priority in enumerate([1, 5, 3, 4, 2]):
-            await client.create(gated(f"p{i}", priority=priority))
         await eventually(lambda: admitted(api, "team") == ["p1", "p3"], what="p1 and p3 admitted")
         await eventually(
             lambda: annotation(api, "team", keys.WAITING) == "3", what="3 waiting on the quota"
@@ -121,5 +121,46 @@ async def test_recreated_evicted_pods_wait_instead_of_being_evicted_again(api, c
         assert waiting(api, "borrower") == ["b2-again", "b3-again", "b4-again"]
         assert evictions.names == ["b4", "b3", "b2"]  # nothing evicted a second time
         assert annotation(api, "borrower", keys.WAITING) == "3"
+    finally:
+        await operator.stop()
+
+
+async def test_an_ungated_pod_that_never_schedules_does_not_hold_the_budget(api, client, tmp_path):
+    """Created before the webhook (or while it was down), it waits for a volume for ever: the
+    gated pods behind it are admitted all the same, since the operator did not admit it."""
+    team = quota("team", namespace="team", min={"cpu": 2}, max={"cpu": 2})
+    stuck = pod("stuck", namespace="team", node=None, cpu="2")  # pending, no gate
+    store(api, team, stuck, node("n1", cpu="100"))
+    operator = await start_operator(tmp_path, api)
+    try:
+        await client.create(gated("next"))
+        await eventually(
+            lambda: admitted(api, "team") == ["next", "stuck"], what="the gated pod admitted"
+        )
+    finally:
+        await operator.stop()
+
+
+async def test_an_admitted_pod_holds_the_budget_only_for_the_admission_hold(api, client, tmp_path):
+    team = quota("team", namespace="team", min={"cpu": 2}, max={"cpu": 2})
+    store(api, team, node("n1", cpu="100"))
+    operator = await start_operator(tmp_path, api, "--admission-hold", "1")
+    try:
+        await client.create(gated("first", cpu="2"))
+        await eventually(lambda: admitted(api, "team") == ["first"], what="the first admitted")
+        await client.create(gated("second", cpu="2"))  # nothing binds "first": its hold ends
+        await eventually(lambda: waiting(api, "team") == ["second"], what="the second waiting")
+        held = (
+            "waiting for quota: team runtime cpu 2, used or admitted 2, this pod 2; "
+            "admitted, not bound yet: team/first"
+        )
+        await eventually(
+            lambda: [e["message"] for e in events(api, "WaitingForQuota")] == [held],
+            what="the Event naming the pod that holds the budget",
+        )
+        await eventually(
+            lambda: admitted(api, "team") == ["first", "second"],
+            what="the second admitted once the first's hold ran out",
+        )
     finally:
         await operator.stop()

@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.manifests import pod
 from tests.webhook.conftest import review, start_webhook, stop_webhook
@@ -133,3 +135,59 @@ async def test_an_unreadable_pod_passes_ungated_and_is_counted(webhook):
     before = await unreadable()
     assert await mutate(webhook, raw) == []
     assert await unreadable() == before + 1
+
+
+# A pod as it reaches mutating admission: how it is named, who made it, where, with what.
+pod_shapes = st.fixed_dictionaries(
+    {
+        "named": st.booleans(),  # a name, or generateName only (controllers, `kubectl create`)
+        "owner": st.sampled_from([None, "ReplicaSet", "Job", "StatefulSet", "DaemonSet"]),
+        "namespace": st.sampled_from(["web", "elsewhere", "kube-system", "koordinator-system"]),
+        "node": st.booleans(),  # created already bound (`spec.nodeName`)
+        "other_gate": st.booleans(),
+        "opt_out": st.booleans(),
+        "mirror": st.booleans(),
+        "has_gate": st.booleans(),
+    }
+)
+
+
+def expected_patch(shape: dict[str, Any]) -> list[dict[str, Any]]:
+    """The README's rule ("Quota-gated scheduling"), written out independently of the code."""
+    never = (
+        shape["node"]
+        or shape["opt_out"]
+        or shape["has_gate"]
+        or shape["owner"] == "DaemonSet"
+        or shape["mirror"]
+        or shape["namespace"] in ("kube-system", "koordinator-system")  # the system group
+    )  # "web" and "elsewhere" (the default group, bounded here) are limited groups
+    if never:
+        return []
+    if shape["other_gate"]:
+        return [{"op": "add", "path": "/spec/schedulingGates/-", "value": GATE}]
+    return [{"op": "add", "path": "/spec/schedulingGates", "value": [GATE]}]
+
+
+def shaped(shape: dict[str, Any]) -> dict[str, Any]:
+    labels = {"quota.scheduling.koordinator.sh/gate": "false"} if shape["opt_out"] else {}
+    raw = pod(
+        "p", namespace=shape["namespace"], node="n1" if shape["node"] else None, labels=labels
+    )
+    gates = [{"name": "example.com/other"}] if shape["other_gate"] else []
+    if shape["has_gate"]:
+        gates.append(GATE)
+    if gates:
+        raw["spec"]["schedulingGates"] = gates
+    if shape["mirror"]:
+        raw["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "0f3c"}
+    if not shape["named"] or shape["owner"]:
+        raw = as_mutating_admission_sees_it(raw, shape["owner"])
+    return raw
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=pod_shapes)
+async def test_the_gate_decision_is_the_documented_rule(webhook, shape):
+    patch = await mutate(webhook, shaped(shape))
+    assert patch == expected_patch(shape)
