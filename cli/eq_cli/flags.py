@@ -10,7 +10,7 @@ import argparse
 import os
 from typing import Any
 
-from eq_engine import EngineConfig
+from eq_engine import EngineConfig, QuantityError, to_canonical
 
 ENV_PREFIX = "ELASTIC_QUOTA_"
 
@@ -47,6 +47,23 @@ def boolean(text: str) -> bool:
     if value in ("false", "no", "0", "off"):
         return False
     raise argparse.ArgumentTypeError(f"{text!r}: expected true or false")
+
+
+def resources(text: str) -> dict[str, int] | None:
+    """`cpu=100,memory=512Gi` as a ResourceList; an empty text (`ELASTIC_QUOTA_DEFAULT_MAX=`)
+    leaves the setting unset, as if the flag were not given."""
+    if not text.strip():
+        return None
+    capacity: dict[str, int] = {}
+    for item in text.split(","):
+        name, sep, quantity = item.partition("=")
+        if not sep or not name.strip():
+            raise argparse.ArgumentTypeError(f"{item!r}: expected RESOURCE=QUANTITY")
+        try:
+            capacity[name.strip()] = to_canonical(name.strip(), quantity.strip())
+        except QuantityError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    return capacity
 
 
 def add_kubeconfig_argument(group: Any) -> None:
@@ -94,12 +111,28 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated namespaces whose pods belong to the system group: never gated, "
         "evicted or denied (default: kube-system and --namespace, where the product runs)",
     )
+    add(
+        group,
+        "--default-min",
+        default=None,
+        type=resources,
+        help="min of the default group when it has no ElasticQuota, RES=QTY[,RES=QTY...]",
+    )
+    add(
+        group,
+        "--default-max",
+        default=None,
+        type=resources,
+        help="max of the default group when it has no ElasticQuota; unset: unlimited",
+    )
 
 
 def engine_config(args: argparse.Namespace, **overrides: Any) -> EngineConfig:
     if args.system_namespaces is not None:  # else EngineConfig's default, which needs --namespace
         overrides["system_namespaces"] = names(args.system_namespaces)
     return EngineConfig(
+        default_min=args.default_min or {},
+        default_max=args.default_max,
         namespace=args.namespace,
         root_name=args.root_name,
         system_name=args.system_name,

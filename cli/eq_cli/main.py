@@ -9,29 +9,10 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-from eq_engine import QuantityError, to_canonical
-
 from . import flags, logs
 from .loading import LoadError, load
 from .output import RENDERERS
 from .simulate import simulate
-
-
-def _capacity(text: str) -> dict[str, int] | None:
-    """`cpu=100,memory=512Gi` as a ResourceList; an empty text (`ELASTIC_QUOTA_DEFAULT_MAX=`)
-    leaves the setting unset, as if the flag were not given."""
-    if not text.strip():
-        return None
-    capacity: dict[str, int] = {}
-    for item in text.split(","):
-        name, sep, quantity = item.partition("=")
-        if not sep or not name.strip():
-            raise argparse.ArgumentTypeError(f"{item!r}: expected RESOURCE=QUANTITY")
-        try:
-            capacity[name.strip()] = to_canonical(name.strip(), quantity.strip())
-        except QuantityError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-    return capacity
 
 
 def parser() -> argparse.ArgumentParser:
@@ -61,7 +42,7 @@ def parser() -> argparse.ArgumentParser:
     )
     sim.add_argument(
         "--capacity",
-        type=_capacity,
+        type=flags.resources,
         metavar="RES=QTY[,RES=QTY...]",
         help="the cluster's total; default: the sum of the Nodes' status.allocatable",
     )
@@ -174,21 +155,7 @@ def _operator_parser(commands: Any) -> None:
         help="only report (Events, logs, metrics) what would be evicted",
     )
     flags.add_engine_arguments(op)
-    groups = op.add_argument_group("default group and algorithm")
-    flags.add(
-        groups,
-        "--default-min",
-        default=None,
-        type=_capacity,
-        help="min of the default group, RES=QTY[,RES=QTY...]",
-    )
-    flags.add(
-        groups,
-        "--default-max",
-        default=None,
-        type=_capacity,
-        help="max of the default group; unset: unlimited",
-    )
+    groups = op.add_argument_group("algorithm")
     flags.add(
         groups,
         "--min-scaling",
@@ -206,12 +173,7 @@ def _operator(args: argparse.Namespace) -> int:
     if args.kubeconfig:  # Kopf logs in by itself and reads this variable
         os.environ["KUBECONFIG"] = args.kubeconfig
     settings = OperatorSettings(
-        engine=flags.engine_config(
-            args,
-            default_min=args.default_min or {},
-            default_max=args.default_max,
-            min_scaling=args.min_scaling,
-        ),
+        engine=flags.engine_config(args, min_scaling=args.min_scaling),
         reclaim=ReclaimSettings(
             enabled=args.reclaim,
             interval=args.reclaim_interval,

@@ -127,6 +127,16 @@ def quota_problem(quota: Quota, field: str, message: str) -> Problem:
     return Problem("ElasticQuota", quota.ref, field, message)
 
 
+def namespace_taken(quota: Quota, namespace: str, owner: str) -> Problem:
+    """The one wording of "a namespace is bound (by annotation) to at most one group"."""
+    return quota_problem(
+        quota,
+        f"metadata.annotations[{keys.NAMESPACES}]",
+        f"namespace {namespace!r} is already bound to {owner!r}; "
+        "a namespace belongs to at most one group",
+    )
+
+
 def build_catalog(quotas: Iterable[Quota], config: EngineConfig) -> Catalog:
     problems: list[Problem] = []
     unique: dict[str, Quota] = {}
@@ -175,14 +185,7 @@ def _namespace_owners(
         for namespace in quota.namespaces:  # the default group may list namespaces too
             owner = annotated.setdefault(namespace, name)
             if owner != name:
-                problems.append(
-                    quota_problem(
-                        quota,
-                        f"metadata.annotations[{keys.NAMESPACES}]",
-                        f"namespace {namespace!r} is already bound to {owner!r}; "
-                        "a namespace belongs to at most one group",
-                    )
-                )
+                problems.append(namespace_taken(quota, namespace, owner))
     owners = dict(annotated)
     for namespace, members in by_namespace.items():
         if namespace in members:

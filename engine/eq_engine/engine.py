@@ -552,6 +552,8 @@ class QuotaEngine:
                 continue
             runs = Runs.of(starts, len(rows), len(self._resources))
             scalable = arrays.has_runtime[owners] & self.config.min_scaling
+            if depth == 0:  # the root scales only what the cluster has; the rest keep their min
+                scalable &= present(self.capacity(), self._resources)
             parent_total = runs.flat(
                 np.where(arrays.has_runtime[owners], arrays.runtime[owners], 0)
             )

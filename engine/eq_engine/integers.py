@@ -1,6 +1,6 @@
 """Exact integer helpers for numpy arrays of canonical amounts.
 
-Amounts are int64. Values a user writes above `LIMIT` (2**56: 64 PiB of memory, 72 million
+Amounts are int64. Values a user writes above `LIMIT` (2**56: 64 PiB of memory, 72 trillion
 cores) are stored as `LIMIT`, which every rule treats as "no practical limit"; this keeps sums
 of thousands of amounts inside int64. Where a product or sum could still overflow, callers
 switch to `dtype=object` arrays of Python ints, with which every helper here is exact too.

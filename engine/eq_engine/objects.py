@@ -275,6 +275,8 @@ def _json_annotation(quota: _RawQuota, key: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise _annotation_error(quota, key, f"not valid JSON ({error.msg})") from None
+    except (ValueError, RecursionError) as error:  # a number of 5,000 digits, 50,000 brackets
+        raise _annotation_error(quota, key, f"not valid JSON ({error})") from None
 
 
 def _annotation_error(quota: _RawQuota, key: str, message: str) -> ObjectError:

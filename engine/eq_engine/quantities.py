@@ -25,9 +25,9 @@ ResourceName = NewType("ResourceName", str)
 ResourceList = Mapping[str, int]
 """Resource name to an exact amount in canonical units."""
 
-_QUANTITY = re.compile(
-    r"^(?P<sign>[+-]?)(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
-    r"(?:(?P<binary>[KMGTPE]i)|(?P<decimal>[numkMGTPE])|[eE](?P<exponent>[+-]?[0-9]+))?$"
+_QUANTITY = re.compile(  # matched whole (`fullmatch`): "5\n" is no quantity to Kubernetes
+    r"(?P<sign>[+-]?)(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?:(?P<binary>[KMGTPE]i)|(?P<decimal>[numkMGTPE])|[eE](?P<exponent>[+-]?[0-9]+))?"
 )
 _BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -38,14 +38,19 @@ _BYTE_RESOURCES = frozenset({"memory", "ephemeral-storage", "storage"})
 # Kubernetes refuses quantities with an exponent this large; it also stops a "1e999999999"
 # from turning into a number with a billion digits.
 _MAX_EXPONENT = 100
+# Digits of a quantity's number: far beyond any amount (2^63 has 19), and short enough that no
+# text costs more than a moment to read (Python refuses ints of over 4300 digits anyway).
+_MAX_DIGITS = 100
 
 
 @lru_cache(maxsize=4096)
 def parse_quantity(text: str) -> Fraction:
     """The exact value of a quantity text: `parse_quantity("1.5Gi") == Fraction(1610612736)`."""
-    match = _QUANTITY.match(text) if isinstance(text, str) else None
+    match = _QUANTITY.fullmatch(text) if isinstance(text, str) else None
     if match is None:
         raise QuantityError(text)
+    if len(match["number"]) > _MAX_DIGITS or len(match["exponent"] or "") > _MAX_DIGITS:
+        raise QuantityError(text, f"more than {_MAX_DIGITS} digits")
     value = Fraction(match["number"])
     if match["binary"]:
         value *= 1024 ** _BINARY[match["binary"]]

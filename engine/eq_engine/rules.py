@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from . import keys
-from .catalog import Catalog, quota_problem
+from .catalog import Catalog, namespace_taken, quota_problem
 from .objects import Pod, Quota
 from .problems import Problem, listing
 from .quantities import ResourceList, format_quantity
@@ -104,7 +104,7 @@ def self_problems(quota: Quota) -> Iterator[Problem]:
         yield quota_problem(
             quota,
             f"metadata.labels[{keys.PARENT}]",
-            f"{label!r} disagrees with {keys.PARENT_SEED} {seed_label!r}",
+            f"{label!r} disagrees with {keys.PARENT_SEED} {seed_label!r}; {label!r} is used",
         )
 
 
@@ -115,11 +115,8 @@ def _namespace_problems(quota: Quota, catalog: Catalog) -> Iterator[Problem]:
             owner is not None and owner != quota.name and namespace in _annotated(catalog, owner)
         )
         if claimed:
-            yield quota_problem(
-                quota,
-                f"metadata.annotations[{keys.NAMESPACES}]",
-                f"namespace {namespace!r} is already bound to {owner!r}",
-            )
+            assert owner is not None
+            yield namespace_taken(quota, namespace, owner)
 
 
 def _annotated(catalog: Catalog, name: str) -> tuple[str, ...]:
@@ -266,10 +263,20 @@ def _warnings(quota: Quota, catalog: Catalog, capacity: ResourceList | None) -> 
 
 
 def needs_bound_pods(operation: Operation, new: Quota | None, old: Quota | None) -> bool:
-    """Whether `review_quota` needs the group's pods: to delete it, or to make it a parent."""
+    """Whether `review_quota` needs the group's pods: to delete it, to make it a parent, or to
+    give a parent namespaces (whose pods would be bound to it)."""
     if operation is Operation.DELETE:
         return True
-    return new is not None and old is not None and new.is_parent and not old.is_parent
+    return (
+        new is not None
+        and new.is_parent
+        and ((old is not None and not old.is_parent) or bool(_gained(new, old)))
+    )
+
+
+def _gained(new: Quota, old: Quota | None) -> set[str]:
+    """The namespaces the `namespaces` annotation gives the group with this change."""
+    return set(new.namespaces) - set(old.namespaces if old is not None else ())
 
 
 def bound_pod_query(quota: Quota, catalog: Catalog) -> BoundPodQuery:
@@ -390,6 +397,22 @@ def _change_problems(
                 f"metadata.labels[{keys.IS_PARENT}]",
                 f"cannot become a parent while pods are bound to it: {listing(bound)}",
             )
+    gained = _gained(new, old) if new.is_parent else set()
+    arriving = sorted(
+        pod.key
+        for pod in pods
+        if pod.namespace in gained
+        and not pod.terminal
+        and not any(pod.quota_labels)
+        and pod.namespace not in catalog.config.system_namespaces
+    )
+    if arriving:
+        yield quota_problem(
+            new,
+            f"metadata.annotations[{keys.NAMESPACES}]",
+            f"a parent group cannot take namespaces whose pods would be bound to it: "
+            f"{listing(arriving)}",
+        )
 
 
 def _deletion_problems(old: Quota, catalog: Catalog, pods: Iterable[Pod]) -> Iterator[Problem]:
@@ -409,10 +432,21 @@ def _deletion_problems(old: Quota, catalog: Catalog, pods: Iterable[Pod]) -> Ite
 
 
 def review_pod(operation: Operation, *, new: Pod, old: Pod | None, catalog: Catalog) -> Verdict:
-    """Pods may not be bound to a parent group, and `preemptible` may not change."""
+    """Pods may not be bound to a parent group, and `preemptible` may not change.
+
+    An UPDATE is refused for its group only when it changes what decides the group (the quota
+    labels) and the pod is not being deleted: a pod that is already where it is (a parent that
+    claimed its namespace later, a pod made while the webhook was down) can still be changed,
+    and above all have its finalizers removed.
+    """
     problems: list[Problem] = []
     group, _ = catalog.group_of(new)
-    if catalog.is_parent(group):
+    judged = (
+        operation is not Operation.UPDATE
+        or old is None
+        or (old.quota_labels != new.quota_labels and not new.terminating)
+    )
+    if judged and catalog.is_parent(group):
         labelled = any(new.quota_labels)
         field = f"metadata.labels[{keys.POD_QUOTA}]" if labelled else "metadata.namespace"
         problems.append(
@@ -449,10 +483,9 @@ def audit(catalog: Catalog) -> list[Problem]:
     """
     problems: list[Problem] = []
     for name, quota in catalog.quotas.items():
-        problems.extend(self_problems(quota))
+        problems.extend(self_problems(quota))  # namespaces bound twice: the catalog's problems
         if catalog.is_builtin(name):
             continue
-        problems.extend(_namespace_problems(quota, catalog))
         parent = catalog.parent_of(quota)
         if parent == catalog.config.root_name or not catalog.exists(parent):
             continue

@@ -246,16 +246,7 @@ def _resolve_parents(
         if name in config.builtin_names:
             continue
         field = f"metadata.labels[{keys.PARENT}]"
-        label, seed_label = quota.parent_labels
-        if label and seed_label and label != seed_label:
-            problems.append(
-                quota_problem(
-                    quota,
-                    field,
-                    (f"disagrees with {keys.PARENT_SEED} ({seed_label!r}); {label!r} is used"),
-                )
-            )
-        parent = quota.parent
+        parent = quota.parent  # two disagreeing spellings: `rules.self_problems` reports it
         if parent in ("", "root", root):
             parents[name] = root
         elif parent in config.builtin_names or parent not in unique:

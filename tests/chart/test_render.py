@@ -207,3 +207,26 @@ def test_with_gating_off_there_is_no_mutating_webhook():
     assert not [o for o in objects if o["kind"] == "MutatingWebhookConfiguration"]
     webhook = find(objects, "Deployment", f"{RELEASE}-webhook")
     assert env(webhook)["ELASTIC_QUOTA_GATE_PODS"] == "false"
+
+
+def test_a_network_policy_opens_the_webhooks_ports_and_only_them():
+    deployment = find(render(), "Deployment", f"{RELEASE}-webhook")
+    policy = find(render(), "NetworkPolicy", f"{RELEASE}-webhook")
+    selected = policy["spec"]["podSelector"]["matchLabels"]
+    assert selected.items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    ports = sorted(p["containerPort"] for p in container["ports"])
+    opened = sorted(port["port"] for rule in policy["spec"]["ingress"] for port in rule["ports"])
+    assert opened == ports
+    admission, probes = policy["spec"]["ingress"]
+    assert "from" not in admission  # by default the API server may come from anywhere
+    assert probes["from"] == [{"namespaceSelector": {}}]
+    limited = find(
+        render("webhook.networkPolicy.apiServerCIDRs={10.0.0.10/32}"),
+        "NetworkPolicy",
+        f"{RELEASE}-webhook",
+    )
+    assert limited["spec"]["ingress"][0]["from"] == [{"ipBlock": {"cidr": "10.0.0.10/32"}}]
+    assert not [
+        o for o in render("webhook.networkPolicy.enabled=false") if o["kind"] == "NetworkPolicy"
+    ]

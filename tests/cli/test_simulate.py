@@ -241,3 +241,18 @@ def test_bad_usage_exits_2(args, message):
     result = simulate(*args)
     assert result.returncode == 2
     assert message in result.stderr
+
+
+def test_a_resource_the_cluster_lacks_keeps_its_min_at_the_root(tmp_path):
+    """Min scaling at the root covers the resources of the cluster's total only (Koordinator,
+    koordinator-semantics.md 2.8): a GPU min on a cluster without GPU nodes stays as written."""
+    res = {"cpu": "8", "nvidia.com/gpu": "8"}
+    objects = [
+        quota("ml", namespace="ml", min={"cpu": "4", "nvidia.com/gpu": "4"}, max=res),
+        quota("web", namespace="web", min={"cpu": "4"}, max={"cpu": "8"}),
+        pod("train", namespace="ml", cpu="1", nvidia_com_gpu="1"),
+        node("n1", cpu="4"),  # less cpu than the mins ask: cpu is scaled, the GPU is not
+    ]
+    result = simulate("-f", write(tmp_path, "gpu.yaml", *objects), "-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["pods"]["ml/train"]["capacity"] == "in-quota"

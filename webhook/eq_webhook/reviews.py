@@ -62,11 +62,14 @@ def parse_review(body: object) -> Review:
     for field, value in (("object", new), ("oldObject", old)):
         if value is not None and not isinstance(value, Mapping):
             raise BadReview(f"request.{field}: expected an object")
-    if (operation is Operation.DELETE and old is None) or (
-        operation is not Operation.DELETE and new is None
-    ):
-        missing = "oldObject" if operation is Operation.DELETE else "object"
-        raise BadReview(f"request.{missing}: required for {operation}")
+    needed = {  # what kube-apiserver always sends for each operation
+        Operation.CREATE: ("object",),
+        Operation.UPDATE: ("object", "oldObject"),
+        Operation.DELETE: ("oldObject",),
+    }[operation]
+    for field in needed:
+        if request.get(field) is None:
+            raise BadReview(f"request.{field}: required for {operation}")
     return Review(
         uid=uid,
         kind=kind["kind"],

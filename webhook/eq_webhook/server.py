@@ -98,14 +98,16 @@ def _handler(
         started = time.perf_counter()
         operation, result = "unknown", "error"
         try:
-            body = json.loads(await request.read())
+            try:
+                body = json.loads(await request.read())
+            except (ValueError, RecursionError) as error:  # bad UTF-8 or JSON, too deep, too long
+                raise BadReview(f"invalid JSON: {error}") from None
             review = parse_review(body)
             operation = review.operation.value
             answer, result = await decide(review)
             return web.json_response(answer)
-        except (ValueError, UnicodeDecodeError) as error:  # BadReview and bad JSON alike
-            message = str(error) if isinstance(error, BadReview) else f"invalid JSON: {error}"
-            return web.json_response({"error": message}, status=400)
+        except BadReview as error:
+            return web.json_response({"error": str(error)}, status=400)
         finally:
             metrics.admissions.labels(kind, operation, result).inc()
             metrics.latency.labels(kind).observe(time.perf_counter() - started)

@@ -56,6 +56,10 @@ built-in groups' own, so that the product never gates, evicts or denies its own 
   value: {{ .Values.quota.defaultName | quote }}
 - name: ELASTIC_QUOTA_SYSTEM_NAMESPACES
   value: {{ include "eq.systemNamespaces" . | fromYamlArray | join "," | quote }}
+- name: ELASTIC_QUOTA_DEFAULT_MIN
+  value: {{ include "eq.resourceList" .Values.quota.defaultMin | quote }}
+- name: ELASTIC_QUOTA_DEFAULT_MAX
+  value: {{ include "eq.resourceList" .Values.quota.defaultMax | quote }}
 - name: ELASTIC_QUOTA_LOG_LEVEL
   value: {{ .Values.logging.level | quote }}
 - name: ELASTIC_QUOTA_LOG_FORMAT

@@ -1,0 +1,198 @@
+"""Malformed input over HTTPS: a body that is no review gets 400 with a reason, an object that
+cannot be read is denied naming the object and the field; never a 5xx, never a hang.
+
+And pods already where they are: a pod in a namespace that a parent group claimed later can
+still be changed (its finalizer removed while it terminates); a parent cannot claim a namespace
+that has pods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.kube import store
+from tests.manifests import P, pod, quota
+from tests.webhook.conftest import REVIEW, review
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+RES = {"cpu": 200, "memory": "200Gi"}
+
+
+def weighted(text: str) -> dict[str, Any]:
+    return review("CREATE", new=quota("weighed", parent="dept-a", max=RES, weight=text))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"cpu": "5\\n"}', "'5\\n': not a Kubernetes quantity"),  # "$" matched before "\n"
+        ('{"cpu": ' + "7" * 5000 + "}", "not valid JSON"),  # Python's 4300-digit limit
+        ('{"cpu": "' + "7" * 5000 + '"}', "more than 100 digits"),
+        ("[" * 50_000 + "]" * 50_000, "not valid JSON"),  # deeper than the recursion limit
+    ],
+    ids=["trailing-newline", "long-number", "long-quantity", "deep"],
+)
+async def test_a_malformed_annotation_is_a_denial_naming_object_and_field(webhook, text, expected):
+    answer = await webhook.review(weighted(text))
+    assert answer["allowed"] is False
+    message = answer["status"]["message"]
+    assert message.startswith(
+        f"ElasticQuota quotas/weighed: metadata.annotations[{P}shared-weight]: "
+    )
+    assert expected in message
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "invalid JSON"),
+        (
+            json.dumps(review("UPDATE", new=pod("p", quota="solo"))).encode(),
+            "request.oldObject: required for UPDATE",
+        ),
+    ],
+    ids=["deep-body", "update-without-old-object"],
+)
+async def test_a_body_that_is_no_review_gets_400_with_the_reason(webhook, body, expected):
+    response = await webhook.post("/validate/pods", body)
+    assert response.status == 400
+    assert expected in (await response.json())["error"]
+
+
+def terminating(p: dict[str, Any], finalizers: list[str]) -> dict[str, Any]:
+    p["metadata"].update(
+        deletionTimestamp="2026-01-01T00:00:00Z",
+        finalizers=finalizers,
+        deletionGracePeriodSeconds=0,
+    )
+    return p
+
+
+async def test_a_pod_in_a_parents_namespace_can_lose_its_finalizer_while_it_terminates(webhook):
+    # dept-b (a parent) claims namespace dept-b-ns by its `namespaces` annotation: a pod made
+    # there while the pod webhook was down is in a parent group, and must still be deletable.
+    old = terminating(pod("stuck", namespace="dept-b-ns", cpu="1"), ["example.com/cleanup"])
+    new = terminating(pod("stuck", namespace="dept-b-ns", cpu="1"), [])
+    assert (await webhook.review(review("UPDATE", new=new, old=old)))["allowed"] is True
+
+
+async def test_only_an_update_that_moves_a_pod_into_a_parent_is_refused(webhook):
+    old = pod("p", namespace="dept-b-ns", cpu="1")
+    relabelled = pod("p", namespace="dept-b-ns", cpu="1", labels={"app": "x"})
+    assert (await webhook.review(review("UPDATE", new=relabelled, old=old)))["allowed"] is True
+    moved = pod("p", namespace="web", cpu="1")
+    into_parent = pod("p", namespace="web", cpu="1", quota="dept-a")
+    answer = await webhook.review(review("UPDATE", new=into_parent, old=moved))
+    assert (
+        answer["allowed"] is False and "'dept-a' is a parent group" in answer["status"]["message"]
+    )
+
+
+async def test_a_parent_cannot_claim_a_namespace_that_has_pods(webhook, api):
+    store(api, pod("runner", namespace="claimed", cpu="1"))
+    old = quota("empty", is_parent=True, max=RES)
+    new = quota("empty", is_parent=True, max=RES, namespaces=["claimed"])
+    answer = await webhook.review(review("UPDATE", new=new, old=old))
+    assert answer["allowed"] is False
+    assert answer["status"]["message"] == (
+        f"ElasticQuota quotas/empty: metadata.annotations[{P}namespaces]: a parent group cannot "
+        "take namespaces whose pods would be bound to it: claimed/runner"
+    )
+
+
+# ------------------------------------------------------------------ fuzzing
+
+quantities = st.one_of(
+    st.text(max_size=12),
+    st.integers(),
+    st.floats(allow_nan=True),
+    st.from_regex(r"[+-]?[0-9]{1,30}(\.[0-9]{0,5})?([numkMGTPE]|[KMGTPE]i|e[+-]?[0-9]{1,4})?\n?"),
+    st.none(),
+    st.booleans(),
+    st.lists(st.integers(), max_size=2),
+)
+resource_lists = st.one_of(
+    st.dictionaries(
+        st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "", "x" * 300]), quantities
+    ),
+    quantities,
+)
+annotations = st.dictionaries(
+    st.sampled_from([P + "shared-weight", P + "namespaces", P + "max-strict-check-resource-keys"]),
+    st.one_of(
+        st.text(max_size=20),
+        resource_lists.map(lambda value: json.dumps(value, default=str)),
+        st.just("[" * 3000),
+    ),
+)
+objects = st.fixed_dictionaries(
+    {
+        "apiVersion": st.just("scheduling.sigs.k8s.io/v1alpha1"),
+        "kind": st.just("ElasticQuota"),
+        "metadata": st.fixed_dictionaries(
+            {
+                "name": st.one_of(st.just("fuzzed"), st.text(max_size=5), st.integers()),
+                "namespace": st.just("quotas"),
+                "labels": st.one_of(
+                    st.dictionaries(
+                        st.sampled_from([P + "parent", P + "is-parent", "app"]),
+                        st.one_of(st.sampled_from(["dept-a", "true", "root"]), st.integers()),
+                    ),
+                    st.none(),
+                ),
+                "annotations": st.one_of(annotations, st.none()),
+            }
+        ),
+        "spec": st.one_of(
+            st.fixed_dictionaries({"min": resource_lists, "max": resource_lists}), st.text()
+        ),
+    }
+)
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,  # the same reviews on every run: CI cannot flake on a new example
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    operation=st.sampled_from(["CREATE", "UPDATE", "DELETE"]),
+    new=objects,
+    old=st.one_of(objects, st.none()),
+)
+async def test_fuzzed_reviews_never_get_a_5xx_and_denials_name_the_field(
+    webhook, operation, new, old
+):
+    body = {
+        **REVIEW,
+        "request": {
+            "uid": "fuzz",
+            "kind": {
+                "group": "scheduling.sigs.k8s.io",
+                "version": "v1alpha1",
+                "kind": "ElasticQuota",
+            },
+            "operation": operation,
+            "namespace": "quotas",
+            "object": None if operation == "DELETE" else new,
+            "oldObject": old if operation != "CREATE" else None,
+        },
+    }
+    response = await asyncio.wait_for(webhook.post("/validate/elasticquotas", body), timeout=10)
+    assert response.status in (200, 400), await response.text()
+    if response.status == 400:
+        assert (await response.json())["error"]
+        return
+    answer = (await response.json())["response"]
+    if not answer["allowed"]:
+        message = answer["status"]["message"]
+        assert message.startswith("ElasticQuota "), message
+        assert ": " in message.split(" ", 2)[2], message  # the object, then the field
