@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import admission, classification, reclaim, rules
+from . import admission, classification, keys, reclaim, rules
 from .admission import Admissions, Budget
 from .config import EngineConfig
 from .integers import Amounts, amounts, clamp, present
@@ -270,7 +270,8 @@ class QuotaEngine:
     def reclaim_plan(
         self, *, keep: Collection[str] = (), leaving: Collection[str] = ()
     ) -> dict[str, list[str]]:
-        """For each group whose used exceeds its runtime: the pods to evict, in order.
+        """For each group whose used exceeds its runtime: the pods to evict, in order, only
+        ever over-quota ones.
 
         Pods already terminating, and those in `leaving` (just evicted), count as returned:
         they are not evicted twice, and nothing else is evicted in their place. Pods in `keep`
@@ -294,7 +295,8 @@ class QuotaEngine:
                     for m in members
                     if m.pod.preemptible
                     and not m.pod.node_pinned  # it would come back on its node at once
-                    and m.pod.key not in going
+                    and self._labels.get(m.pod.key) == keys.OVER_QUOTA  # never in-quota ones,
+                    and m.pod.key not in going  # even when refusals leave too few over quota
                     and m.pod.key not in keep
                 ),
                 key=lambda m: classification.importance(m.pod),

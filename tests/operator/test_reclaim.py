@@ -101,17 +101,20 @@ async def test_the_borrower_returns_its_least_important_pods_after_the_delay(api
         await operator.stop()
 
 
-async def test_a_refused_eviction_moves_to_the_next_candidate(api, client, tmp_path):
+async def test_a_refused_eviction_moves_to_the_next_over_quota_pod_never_an_in_quota_one(
+    api, client, tmp_path
+):
     store(api, *borrowing())
     evictions = Evictions(api, client, refuse={"b3"})
     operator = await start_operator(tmp_path, api, "--reclaim-delay", "0.5")
     try:
         await lender_comes_back(client)
         await eventually(
-            lambda: {"b4", "b2", "b1"} <= set(evictions.names),
-            what="evictions around the refused pod",
+            lambda: {"b4", "b2"} <= set(evictions.names), what="evictions around the refused pod"
         )
-        assert evictions.names[:4] == ["b4", "b3", "b2", "b1"]
+        assert evictions.names[:3] == ["b4", "b3", "b2"]
+        # b0 and b1 fit the borrower's min (in-quota): never taken in b3's place.
+        assert not {"b0", "b1"} & set(evictions.names)
         blocked = events(api, "ReclaimBlocked")
         assert blocked and "refused (PodDisruptionBudget)" in blocked[0]["message"]
     finally:
