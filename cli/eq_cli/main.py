@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from . import flags, logs
+from .explaining import explain, render_explanation, render_what_if
 from .loading import LoadError, load
 from .output import RENDERERS
 from .simulate import simulate
@@ -54,6 +55,20 @@ def parser() -> argparse.ArgumentParser:
     )
     sim.add_argument(
         "-o", "--output", choices=sorted(RENDERERS), default="table", help="default: table"
+    )
+    why = sim.add_mutually_exclusive_group()
+    why.add_argument(
+        "--explain",
+        nargs=2,
+        metavar=("pod|group", "NAME"),
+        help="why: `pod NAMESPACE/NAME` (its group, label, wait, eviction) or `group NAME` "
+        "(how its runtime is reached, who lends and borrows)",
+    )
+    why.add_argument(
+        "--what-if",
+        metavar="PATH",
+        action="append",
+        help="the difference these objects make, applied over the -f ones (repeatable)",
     )
     flags.add_engine_arguments(sim)
     _webhook_parser(commands)
@@ -294,7 +309,27 @@ def _simulate(args: argparse.Namespace) -> int:
     for kind, count in sorted(objects.skipped.items()):
         print(f"elastic-quota: note: ignored {count} object(s) of kind {kind}", file=sys.stderr)
     config = flags.engine_config(args, min_scaling=args.min_scaling)
+    if args.what_if:
+        try:
+            changes = load(args.what_if)
+        except LoadError as error:
+            print(f"elastic-quota: error: {error}", file=sys.stderr)
+            return 1
+        output = render_what_if(config, args.capacity, objects, changes, args.output)
+        sys.stdout.write(output)
+        return 0
     report = simulate(objects, capacity=args.capacity, config=config)
+    if args.explain:
+        kind = args.explain[0]
+        if kind not in ("pod", "group"):
+            parser().error(f"--explain: expected pod or group, not {kind!r}")
+        try:
+            explanation = explain(report.engine, args.explain)
+        except KeyError as error:
+            print(f"elastic-quota: error: {error.args[0]}", file=sys.stderr)
+            return 1
+        sys.stdout.write(render_explanation(explanation, args.output))
+        return 0
     sys.stdout.write(RENDERERS[args.output](report))
     return 0
 

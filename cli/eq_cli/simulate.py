@@ -30,6 +30,8 @@ class Report:
     pods: tuple[PodResult, ...]
     reclaim: dict[str, list[str]]
     problems: tuple[Problem, ...]
+    engine: QuotaEngine
+    """The engine behind the report, for explanations."""
 
 
 def simulate(objects: Objects, *, capacity: ResourceList | None, config: EngineConfig) -> Report:
@@ -53,4 +55,5 @@ def simulate(objects: Objects, *, capacity: ResourceList | None, config: EngineC
         ),
         reclaim=engine.reclaim_plan(),
         problems=tuple(engine.problems),
+        engine=engine,
     )

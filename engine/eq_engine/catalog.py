@@ -30,6 +30,8 @@ class Catalog:
     """Parent name (the root's name for top-level groups) to its children's names, sorted."""
     namespace_owner: Mapping[str, str]
     """Namespace to the group its unlabelled pods belong to."""
+    namespace_rule: Mapping[str, str]
+    """Namespace to the rule that gave it its owner, in words (for explanations)."""
     problems: tuple[Problem, ...]
 
     def parent_of(self, quota: Quota) -> str:
@@ -76,7 +78,12 @@ class Catalog:
                 stack.extend(self.children.get(child, ()))
 
     def group_of(self, pod: Pod) -> tuple[str, Problem | None]:
-        """The group a pod belongs to (DESIGN.md), and a problem if its label misleads.
+        """The group a pod belongs to (DESIGN.md), and a problem if its label misleads."""
+        found = self.membership(pod)
+        return found.group, found.problem
+
+    def membership(self, pod: Pod) -> Membership:
+        """The group a pod belongs to, by which rule, and a problem if its label misleads.
 
         System namespaces first, then the pod's label, then the namespace's group (an
         ElasticQuota named like the namespace, else one listing it in its `namespaces`
@@ -85,7 +92,9 @@ class Catalog:
         """
         config = self.config
         if pod.namespace in config.system_namespaces:
-            return config.system_name, None
+            return Membership(
+                config.system_name, f"namespace {pod.namespace} is a system namespace"
+            )
         label, seed_label = pod.quota_labels
         problem = None
         if label and seed_label and label != seed_label:
@@ -96,18 +105,24 @@ class Catalog:
             )
         name = label or seed_label
         if name:
+            spelled = keys.POD_QUOTA if label else keys.POD_QUOTA_SEED
             if not self.exists(name):
-                return config.default_name, _pod_problem(
-                    pod,
-                    keys.POD_QUOTA,
-                    f"names no ElasticQuota ({name!r}); the default group is used",
+                why = f"names no ElasticQuota ({name!r}); the default group is used"
+                return Membership(
+                    config.default_name,
+                    f"its label {spelled} {why}",
+                    _pod_problem(pod, keys.POD_QUOTA, why),
                 )
             if self.is_parent(name):
                 problem = _pod_problem(
                     pod, keys.POD_QUOTA, f"names a parent group ({name!r}); pods belong in leaves"
                 )
-            return name, problem
-        owner = self.namespace_owner.get(pod.namespace, config.default_name)
+            return Membership(name, f"its label {spelled} names it", problem)
+        owner = self.namespace_owner.get(pod.namespace)
+        if owner is None:
+            return Membership(
+                config.default_name, f"no group claims namespace {pod.namespace}", problem
+            )
         if self.is_parent(owner):
             problem = Problem(
                 "Pod",
@@ -116,7 +131,15 @@ class Catalog:
                 f"namespace {pod.namespace!r} is bound to parent group {owner!r} by its "
                 f"{keys.NAMESPACES} annotation; pods belong in leaves",
             )
-        return owner, problem
+        return Membership(owner, self.namespace_rule[pod.namespace], problem)
+
+
+@dataclass(frozen=True, slots=True)
+class Membership:
+    group: str
+    how: str
+    """Which rule chose the group, in words: `its label quota.../name names it`."""
+    problem: Problem | None = None
 
 
 def _pod_problem(pod: Pod, label: str, message: str) -> Problem:
@@ -153,22 +176,24 @@ def build_catalog(quotas: Iterable[Quota], config: EngineConfig) -> Catalog:
         else:
             unique[quota.name] = quota
     children: dict[str, list[str]] = defaultdict(list)
-    catalog = Catalog(config, unique, {}, {}, ())
+    catalog = Catalog(config, unique, {}, {}, {}, ())
     for name, quota in unique.items():
         if not catalog.is_builtin(name):
             children[catalog.parent_of(quota)].append(name)
+    owners = _namespace_owners(unique, config, problems)
     return Catalog(
         config=config,
         quotas=unique,
         children={parent: tuple(sorted(names)) for parent, names in children.items()},
-        namespace_owner=_namespace_owners(unique, config, problems),
+        namespace_owner={ns: owner for ns, (owner, _) in owners.items()},
+        namespace_rule={ns: how for ns, (_, how) in owners.items()},
         problems=tuple(problems),
     )
 
 
 def _namespace_owners(
     unique: Mapping[str, Quota], config: EngineConfig, problems: list[Problem]
-) -> dict[str, str]:
+) -> dict[str, tuple[str, str]]:
     """Namespace to group for pods without a label: named-like, then annotated, then only one.
 
     Named-like and only-one are guesses, which never pick a parent or a built-in group: a
@@ -186,10 +211,19 @@ def _namespace_owners(
             owner = annotated.setdefault(namespace, name)
             if owner != name:
                 problems.append(namespace_taken(quota, namespace, owner))
-    owners = dict(annotated)
+    owners = {
+        ns: (owner, f"the {keys.NAMESPACES} annotation of {owner} lists namespace {ns}")
+        for ns, owner in annotated.items()
+    }
     for namespace, members in by_namespace.items():
         if namespace in members:
-            owners[namespace] = namespace
+            owners[namespace] = (
+                namespace,
+                f"the ElasticQuota {namespace} is named like its namespace",
+            )
         elif namespace not in annotated and len(members) == 1:
-            owners[namespace] = members[0]
+            owners[namespace] = (
+                members[0],
+                f"{members[0]} is the only ElasticQuota in namespace {namespace}",
+            )
     return owners

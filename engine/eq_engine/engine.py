@@ -262,6 +262,14 @@ class QuotaEngine:
         """The pod's `in-quota`/`over-quota` label; None while pending, finished or unknown."""
         return self._labels.get(pod_key)
 
+    def group_pods(self, name: str) -> list[tuple[Pod, dict[str, int]]]:
+        """The group's own pods with what each counts for, most important first (the order of
+        the capacity labels; reclaim walks it backwards)."""
+        members = sorted(
+            self._members[self._tree.index[name]], key=lambda m: classification.importance(m.pod)
+        )
+        return [(m.pod, self.pod_request(m.pod.key)) for m in members]
+
     def pods(self) -> Iterator[tuple[Pod, str, str | None]]:
         """Every pod with its group and capacity label (`None` while pending)."""
         for key, member in self._pods.items():

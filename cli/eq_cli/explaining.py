@@ -1,0 +1,46 @@
+"""`simulate --explain` and `simulate --what-if`: the engine's reasons, offline (and, through
+`kubectl eq`, against the live cluster: the same functions on objects read from the API)."""
+
+from __future__ import annotations
+
+import json
+
+from eq_engine import EngineConfig, QuotaEngine, ResourceList
+from eq_engine.explain import Explanation, explain_group, explain_pod
+from eq_engine.whatif import what_if
+
+from .loading import Objects
+
+
+def explain(engine: QuotaEngine, what: list[str]) -> Explanation:
+    """`pod NAMESPACE/NAME` or `group NAME`; KeyError names what is not there."""
+    kind, name = what
+    if kind == "pod":
+        return explain_pod(engine, name)
+    if name not in {status.name for status in engine.statuses()}:
+        raise KeyError(f"no group {name}")
+    return explain_group(engine, name)
+
+
+def render_explanation(explanation: Explanation, output: str) -> str:
+    if output == "json":
+        return json.dumps({"subject": explanation.subject, "lines": explanation.lines}) + "\n"
+    return f"{explanation}\n"
+
+
+def render_what_if(
+    config: EngineConfig,
+    capacity: ResourceList | None,
+    cluster: Objects,
+    changes: Objects,
+    output: str,
+) -> str:
+    difference = what_if(
+        config,
+        capacity,
+        [*cluster.quotas, *cluster.pods, *cluster.nodes],
+        [*changes.quotas, *changes.pods, *changes.nodes],
+    )
+    if output == "json":
+        return json.dumps({"lines": difference.lines()}) + "\n"
+    return "".join(f"{line}\n" for line in difference.lines())

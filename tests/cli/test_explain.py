@@ -1,0 +1,114 @@
+"""`simulate --explain` and `--what-if` on a hand-built cluster whose numbers are worked out
+here from the semantics (README, "The numbers"), not copied from the program's output.
+
+research (min cpu 2, max 3) has team-a and team-b (min 1, max 3 each); one node of 4 cpu.
+team-a runs five pods of 500m (a0 most important ... a4 least), team-b two.
+- research asks 2500m + 1 = 3500m, clipped to its max: runtime 3 (the root has 4).
+- Its children first get their mins (1 each); the 1 left goes to team-a, the only one asking
+  for more: team-a's runtime is 2, team-b's 1.
+- team-a's labels: a0 and a1 fill its min of 1 (in-quota), a2..a4 are over-quota.
+- team-a uses 2500m over a runtime of 2: reclaim takes a4 (500m), and then it fits.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.test_simulate import simulate, write
+from tests.manifests import node, pod, quota
+
+CPU3 = {"cpu": "3"}
+
+
+def cluster() -> list[dict]:
+    return [
+        quota("research", namespace="research", is_parent=True, min={"cpu": "2"}, max=CPU3),
+        quota("team-a", namespace="team-a", parent="research", min={"cpu": "1"}, max=CPU3),
+        quota("team-b", namespace="team-b", parent="research", min={"cpu": "1"}, max=CPU3),
+        *(pod(f"a{i}", namespace="team-a", cpu="500m", priority=10 - i) for i in range(5)),
+        *(pod(f"b{i}", namespace="team-b", cpu="500m", priority=10 - i) for i in range(2)),
+        node("n1", cpu="4"),
+    ]
+
+
+def explain(tmp_path: Path, *what: str, objects: list[dict] | None = None) -> list[str]:
+    path = write(tmp_path, "cluster.yaml", *(objects or cluster()))
+    result = simulate("-f", path, "--explain", *what, "-o", "json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["lines"]
+
+
+def test_an_over_quota_pod_says_how_far_beyond_the_min_and_its_place_in_reclaim(tmp_path):
+    lines = explain(tmp_path, "pod", "team-a/a4")
+    assert lines[0] == "group: team-a (the ElasticQuota team-a is named like its namespace)"
+    assert lines[1] == (
+        "over-quota: with the 4 more important pods of team-a it needs cpu 2500m; "
+        "the group's min is cpu 1, cpu 1500m beyond it"
+    )
+    assert (
+        lines[2] == "reclaim: 1st of 1 pods team-a would lose now (used cpu 2500m, runtime cpu 2)"
+    )
+
+
+def test_an_in_quota_pod_fits_the_min_with_the_pods_before_it(tmp_path):
+    lines = explain(tmp_path, "pod", "team-a/a1")
+    assert lines[1] == (
+        "in-quota: with the 1 more important pods of team-a it needs cpu 1; "
+        "the group's min is cpu 1"
+    )
+    assert len(lines) == 2  # not a reclaim candidate
+
+
+def test_a_waiting_pod_knows_its_place_what_blocks_it_and_what_would_admit_it(tmp_path):
+    waiting = pod("a5", namespace="team-a", node=None, gated=True, cpu="500m")
+    lines = explain(tmp_path, "pod", "team-a/a5", objects=[*cluster(), waiting])
+    assert lines[1] == "waiting: 1st of 1 behind the admission gate of team-a"
+    assert (
+        lines[2] == "waiting for quota: team-a runtime cpu 2, used or admitted 2500m, this pod 500m"
+    )
+    # 2500m used + 500m for it against a runtime of 2: 1 cpu short.
+    assert lines[3].startswith(
+        "to be admitted: team-a's runtime must grow, or its pods must free, cpu 1"
+    )
+
+
+def test_a_group_says_how_its_runtime_is_reached_and_who_lends_and_borrows(tmp_path):
+    lines = explain(tmp_path, "group", "team-a")
+    assert "parent: research" in lines
+    assert (
+        "runtime cpu 2 = its min 1 + 1 of what its parent had left after the mins, shared by "
+        "weight; it asks 2500m: the rest is its siblings' share or their min"
+    ) in lines
+    assert "lending idle min under research: nobody" in lines
+    assert "borrowing above min under research: it (cpu 1)" in lines
+
+
+def test_what_if_team_b_asks_for_more(tmp_path):
+    """team-b adds a 1-cpu pod: it asks 2, team-a 2500m; research still gives 3. After the mins,
+    the 1 left is shared by weight (3 and 3): 500m each. team-a: runtime 1500m, so reclaim also
+    takes a3; team-b: runtime 1500m for 2 used, and its new pod (over its min) is the victim."""
+    change = write(tmp_path, "change.yaml", pod("b2", namespace="team-b", cpu="1", priority=1))
+    result = simulate(
+        "-f", write(tmp_path, "cluster.yaml", *cluster()), "--what-if", change, "-o", "json"
+    )
+    assert result.returncode == 0, result.stderr
+    lines = json.loads(result.stdout)["lines"]
+    assert "runtime: team-a cpu: 2 -> 1500m" in lines
+    assert "runtime: team-b cpu: 1 -> 1500m" in lines
+    assert "capacity label: team-b/b2: none -> over-quota" in lines
+    assert [line for line in lines if line.startswith("would be evicted")] == [
+        "would be evicted: team-a/a3",
+        "would be evicted: team-b/b2",
+    ]
+
+
+def test_what_if_says_what_the_webhook_would_answer(tmp_path):
+    raised = quota("team-b", namespace="team-b", parent="research", min={"cpu": "2"}, max=CPU3)
+    change = write(tmp_path, "change.yaml", raised)
+    result = simulate("-f", write(tmp_path, "c.yaml", *cluster()), "--what-if", change)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "admission: UPDATE team-b/team-b denied: ElasticQuota team-b/team-b: spec.min.cpu: "
+        "2 + siblings' 1 exceeds parent research's min 2"
+    ) in result.stdout.splitlines()
