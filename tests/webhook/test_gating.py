@@ -121,7 +121,9 @@ async def test_a_daemonset_pod_is_never_gated(webhook):
 async def test_an_unreadable_pod_passes_ungated_and_is_counted(webhook):
     raw = pod("p", namespace="web", node=None)
     raw["spec"]["containers"][0]["resources"]["requests"] = {"cpu": "lots"}
-    counted = 'elastic_quota_webhook_admissions_total{kind="Pod",operation="CREATE",result="unreadable"}'
+    counted = (
+        'elastic_quota_webhook_admissions_total{kind="Pod",operation="CREATE",result="unreadable"}'
+    )
 
     async def unreadable() -> float:
         async with webhook.session.get(webhook.probes + "/metrics") as metrics:
