@@ -45,7 +45,7 @@ def _build(fields: PodFields, namespace: str) -> Pod:
     labels = fields.labels
     preemptible = labels.get(keys.PREEMPTIBLE)
     return Pod(
-        key=f"{namespace}/{fields.name or fields.generate_name}",
+        key=sys.intern(f"{namespace}/{fields.name or fields.generate_name}"),
         uid=fields.uid,
         namespace=namespace,
         quota_labels=_labels(labels.get(keys.POD_QUOTA), labels.get(keys.POD_QUOTA_SEED)),

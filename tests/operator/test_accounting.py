@@ -129,7 +129,11 @@ async def test_a_tree_converges_and_follows_every_change(api, client, tmp_path):
 
         changes = [
             client.create(pod("a-4", namespace="team-a", cpu="2", priority=9)),
-            client.patch(pod("a-0", namespace="team-a"), {"status": {"phase": "Succeeded"}}),
+            client.patch(
+                pod("a-0", namespace="team-a"),
+                {"status": {"phase": "Succeeded"}},
+                subresource="status",
+            ),
             client.delete(pod("s1-0", namespace="sub-1")),
             client.patch(quota("team-a", namespace="team-a"), {"spec": {"min": {"cpu": 4}}}),
             client.patch(quota("sub-1", namespace="sub-1"), {"spec": {"max": {"cpu": 2}}}),
