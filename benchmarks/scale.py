@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import multiprocessing
 import os
 import signal
@@ -36,58 +35,21 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE), *(str(HERE.parent / d) for d in ("engine", "kit"))]
 
 import cluster  # noqa: E402
-from eq_engine import (  # noqa: E402  # noqa: E402
-    EngineConfig,
-    QuotaEngine,
-    format_resource_list,
-    keys,
-    parse_node,
-    parse_pod,
-    parse_quota,
-)
 
 from tests.apiserver import ApiServer  # noqa: E402
 from tests.kube import write_kubeconfig  # noqa: E402
+from tests.operator.test_accounting import actual_groups, computed  # noqa: E402
 from tests.paths import PYTHONPATH  # noqa: E402
 from tests.webhook.conftest import Certificates, free_port, start_webhook  # noqa: E402
 
 NODES = 5000
-TICK = 0.25  # seconds between the emulator's looks at its own objects
-Expected = dict[str, tuple[Any, ...]]
+TICK = 0.5  # seconds between the emulator's looks at its own objects (each costs it ~0.1 s)
+Expected = dict[str, dict[str, Any]]
 
 
 def objects(pods: int) -> tuple[list[dict], list[dict], list[dict]]:
     per_subteam = max(1, pods // 10_000)
     return cluster.quotas(), cluster.pods(per_subteam=per_subteam), cluster.nodes(NODES)
-
-
-def expected(quotas: list[dict], pods: list[dict], nodes: list[dict]) -> tuple[Expected, int]:
-    """Every group's fields as the engine computes them, and how many pods get a label."""
-    engine = QuotaEngine(EngineConfig())
-    for raw in quotas:
-        engine.set_quota(parse_quota(raw))
-    for raw in nodes:
-        engine.set_node(parse_node(raw))
-    for raw in pods:
-        engine.set_pod(parse_pod(raw))
-    engine.recompute()
-    groups = {}
-    for status in engine.statuses():
-        runtime = None if status.runtime is None else format_resource_list(status.runtime)
-        used = format_resource_list(status.used)
-        groups[status.name] = (runtime, format_resource_list(status.request), used, used)
-    labelled = sum(1 for _, _, label in engine.pods() if label is not None)
-    return groups, labelled
-
-
-def fields(quota: dict) -> tuple[Any, ...]:
-    annotations = quota["metadata"].get("annotations") or {}
-
-    def read(key: str) -> Any:
-        return json.loads(annotations[key]) if key in annotations else None
-
-    used = (quota.get("status") or {}).get("used")
-    return read(keys.RUNTIME), read(keys.REQUEST), read(keys.USED), used
 
 
 def serve(pods: int, conn: Connection) -> None:
@@ -110,8 +72,8 @@ def serve(pods: int, conn: Connection) -> None:
         correct_at = None
         while correct_at is None:  # until every group's fields are right
             await asyncio.sleep(TICK)
-            have = {q["metadata"]["name"]: q for q in api.objects("elasticquotas")}
-            if all(name in have and fields(have[name]) == v for name, v in want.items()):
+            have = actual_groups(api)
+            if all(have.get(name) == fields for name, fields in want.items()):
                 correct_at = time.time()
         conn.send(correct_at)
         while True:
@@ -187,7 +149,8 @@ async def ready(url: str, process: subprocess.Popen[bytes], timeout: float) -> f
 
 async def run(pods: int, churn_rate: float, *, last: bool) -> dict[str, Any]:
     quotas, pod_objects, nodes = objects(pods)
-    want, labelled = expected(quotas, pod_objects, nodes)
+    want, labels = computed(quotas, nodes, pod_objects)
+    labelled = sum(1 for label in labels.values() if label is not None)
     del quotas, pod_objects, nodes
     receive, send = multiprocessing.Pipe()
     server = multiprocessing.Process(target=serve, args=(pods, send), daemon=True)
