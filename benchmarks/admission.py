@@ -22,9 +22,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
-from kmock import Server  # noqa: E402
-
-from tests.kube import PODS, Client, Emulator, declare_resources, store, stored  # noqa: E402
+from tests.apiserver import ApiServer  # noqa: E402
+from tests.kube import Client  # noqa: E402
 from tests.manifests import node, pod, quota  # noqa: E402
 from tests.operator.conftest import start_operator  # noqa: E402
 
@@ -47,18 +46,17 @@ def gated_pods() -> list[dict]:
     ]
 
 
-def gated(api: Emulator) -> int:
-    return sum(1 for p in stored(api, PODS) if p["spec"].get("schedulingGates"))
+def gated(api: ApiServer) -> int:
+    return sum(1 for p in api.objects("pods") if p["spec"].get("schedulingGates"))
 
 
 async def main() -> None:
     total = GROUPS * PER_GROUP
-    async with Emulator(history=False) as api, Server(api):
-        declare_resources(api)
-        store(api, *groups())
+    async with ApiServer() as api:
+        api.seed(*groups())
         client = Client(api)
         with tempfile.TemporaryDirectory() as scratch:
-            operator = await start_operator(Path(scratch), api)
+            operator = await start_operator(Path(scratch), api, "--api-qps", "0")
             try:
                 started = time.perf_counter()
                 creations = asyncio.Semaphore(32)
@@ -69,14 +67,14 @@ async def main() -> None:
 
                 await asyncio.gather(*map(create, gated_pods()))
                 created = time.perf_counter() - started
-                while api.writes["PATCH pods"] < total:  # cheap: no scan of the objects
+                while api.count("patch", "pods") < total:  # cheap: no scan of the objects
                     await asyncio.sleep(0.05)
                 elapsed = time.perf_counter() - started
                 assert gated(api) == 0
             finally:
                 await operator.stop()
                 await client.close()
-        writes = api.writes["PATCH pods"]
+        writes = api.count("patch", "pods")
     print(f"{'gated pods admitted':<40} {total:>10,} in {GROUPS} groups")
     print(f"{'pods admitted per second':<40} {total / elapsed:>10,.0f}   ({elapsed:.2f} s)")
     print(f"{'  of which creating them in the emulator':<40} {created:>10.2f} s")

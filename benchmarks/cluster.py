@@ -171,7 +171,7 @@ def pods(
     return result
 
 
-def nodes() -> list[dict[str, Any]]:
+def nodes(count: int = NODES) -> list[dict[str, Any]]:
     return [
         {
             "apiVersion": "v1",
@@ -186,7 +186,7 @@ def nodes() -> list[dict[str, Any]]:
                 }
             },
         }
-        for i in range(NODES)
+        for i in range(count)
     ]
 
 

@@ -18,6 +18,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -26,6 +27,8 @@ sys.path[:0] = [str(REPO / d) for d in ("engine", "operator")] + [str(HERE)]
 
 import cluster  # noqa: E402
 from eq_engine import EngineConfig, QuotaEngine  # noqa: E402
+from eq_kit.caching import key_of  # noqa: E402
+from eq_kit.throttling import TokenBucket  # noqa: E402
 from eq_operator.admitting import Admitter  # noqa: E402
 from eq_operator.metrics import Metrics  # noqa: E402
 from eq_operator.operating import Loop  # noqa: E402
@@ -68,7 +71,7 @@ def throughput(events: int = 100_000) -> tuple[float, float]:
             elif kind < 4:  # modify: a pod is scheduled, or its phase changes
                 view.observe_pod(scheduled[i % len(scheduled)])
             else:  # delete
-                view.forget_pod(live.pop(rng.randrange(len(live))))
+                view.forget_pod(key_of(live.pop(rng.randrange(len(live)))))
         middle = time.perf_counter()
         view.engine.recompute()
         handling += middle - start
@@ -132,12 +135,21 @@ async def amplification(samples: int = 200) -> tuple[float, float, float, int]:
         view.observe_pod(raw)
     view.synced = True
     api = CountingAPI(view, bodies)
-    writer = Writer.__new__(Writer)  # the real writer, with counted instead of sent calls
-    writer._custom, writer._core, writer._view = api, api, view
-    writer._metrics, writer._status_subresource = Metrics(), True
+    # The real writer, with counted instead of sent calls.
+    writer = Writer(None, view, Metrics(), limiter=TokenBucket(0, 1), workers=1)  # type: ignore[arg-type]
+    writer._custom, writer._core = api, api
     reclaimer = Reclaimer(view, None, None, ReclaimSettings(), Metrics())  # type: ignore[arg-type]
     admitter = Admitter(view, writer, None, Metrics())  # type: ignore[arg-type]
-    loop = Loop(view, writer, admitter, reclaimer, None, Metrics(), OperatorSettings())  # type: ignore[arg-type]
+    loop = Loop(
+        view,
+        writer,
+        admitter,
+        reclaimer,
+        None,
+        Metrics(),
+        OperatorSettings(),
+        ready=SimpleNamespace(ready=True),
+    )  # type: ignore[arg-type]
     loop.leading_changed(True)
     while view.dirty or view.touched_pods or view.touched_quotas:
         await loop.step()  # converge; our own writes come back as watch events

@@ -20,9 +20,8 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
 import cluster  # noqa: E402
-from kmock import Server  # noqa: E402
 
-from tests.kube import Emulator, declare_resources, store  # noqa: E402
+from tests.apiserver import ApiServer  # noqa: E402
 from tests.webhook.conftest import Certificates, review, start_webhook, stop_webhook  # noqa: E402
 
 SEQUENTIAL, CONCURRENT_CLIENTS, PER_CLIENT = 5000, 50, 100
@@ -58,9 +57,8 @@ def reviews(count: int) -> list[dict]:
 
 
 async def main() -> None:
-    async with Emulator() as api, Server(api):
-        declare_resources(api)
-        store(api, *cluster.quotas(), *cluster.nodes())
+    async with ApiServer() as api:
+        api.seed(*cluster.quotas(), *cluster.nodes())
         with tempfile.TemporaryDirectory() as tmp:
             certificates = Certificates.issue(Path(tmp))
             hook = await start_webhook(

@@ -122,6 +122,28 @@ def _operator_parser(commands: Any) -> None:
         help="seconds without renewal before a stand-by takes over",
     )
     flags.add(run, "--identity", default="", help="this replica's name in the Lease (the pod's)")
+    flags.add(
+        run,
+        "--api-qps",
+        default=50.0,
+        type=float,
+        help="writes per second to the API server after a burst (client-side token bucket, as "
+        "client-go's); 0: no limit",
+    )
+    flags.add(
+        run,
+        "--api-burst",
+        default=100,
+        type=int,
+        help="writes that may go at once before --api-qps paces them",
+    )
+    flags.add(
+        run,
+        "--write-workers",
+        default=16,
+        type=int,
+        help="writes in flight at once",
+    )
     flags.add_kubeconfig_argument(run)
     flags.add_log_arguments(run)
     flags.add(
@@ -203,6 +225,9 @@ def _operator(args: argparse.Namespace) -> int:
         lease_name=args.lease_name,
         lease_duration=args.lease_duration,
         identity=args.identity,
+        api_qps=args.api_qps,
+        api_burst=args.api_burst,
+        write_workers=args.write_workers,
     )
 
     asyncio.run(_with_api(args.kubeconfig, "operator", lambda api: serve(settings, api)))

@@ -10,7 +10,8 @@ from .admission import Admissions
 from .config import EngineConfig
 from .engine import QuotaEngine
 from .errors import ObjectError, QuantityError, QuotaError
-from .objects import Node, Pod, Quota, RawObject, parse_node, parse_pod, parse_quota
+from .objects import Node, Pod, Quota, RawObject, cluster_capacity, parse_node, parse_quota
+from .pods import parse_pod
 from .problems import Problem
 from .quantities import (
     ResourceList,
@@ -36,6 +37,7 @@ __all__ = [
     "QuotaError",
     "RawObject",
     "ResourceList",
+    "cluster_capacity",
     "format_quantity",
     "format_resource_list",
     "parse_node",

@@ -9,12 +9,11 @@ Kubernetes version or from Koordinator load unchanged. A malformed known field r
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
@@ -239,6 +238,17 @@ class Node:
     allocatable: ResourceList
 
 
+def cluster_capacity(nodes: Iterable[Node]) -> dict[str, int]:
+    """The cluster's total: every node's allocatable, cordoned and NotReady nodes included
+    (their pods still count in used; leaving them out would shrink the total under the running
+    pods during a drain). `QuotaEngine` keeps the same sum incrementally."""
+    total: dict[str, int] = {}
+    for node in nodes:
+        for name, amount in node.allocatable.items():
+            total[name] = total.get(name, 0) + amount
+    return total
+
+
 _Parsed = TypeVar("_Parsed", bound=_Model)
 
 
@@ -324,63 +334,54 @@ def parse_quota(raw: RawObject) -> Quota:
     )
 
 
-def parse_pod(raw: RawObject, *, namespace: str = "") -> Pod:
-    """A Pod from its Kubernetes dict, with its request computed.
+class PodFields(NamedTuple):
+    """What the engine reads of a pod, validated; `pods.parse_pod` builds the Pod from it."""
 
-    Also a pod as mutating admission sees it: no name yet (only `generateName`, which then
-    stands in for it in the key), and `namespace` from the request when the object has none.
-    """
+    namespace: str
+    name: str
+    generate_name: str
+    uid: str
+    labels: Mapping[str, str]
+    mirror: bool
+    """Annotated as a static pod's mirror."""
+    terminating: bool
+    created: float | None
+    controller_kind: str
+    node_name: str
+    gates: tuple[str, ...]
+    priority: int
+    phase: str
+    start_time: float | None
+    request: dict[str, int]
+
+
+def pod_fields(raw: RawObject) -> PodFields:
+    """A pod's fields through the full validation: the rule, and the error messages."""
     parsed = _validate(_RawPod, "Pod", raw)
     metadata, spec = parsed.metadata, parsed.spec
-    namespace = sys.intern(metadata.namespace or namespace)
-    if not metadata.name and not metadata.generate_name:
-        raise ObjectError("Pod", f"{namespace}/", "metadata.name", "required (or generateName)")
     request = pod_request(
         containers=[_requests(c) for c in spec.containers],
         init_containers=[_requests(c) for c in spec.init_containers],
         overhead=spec.overhead,
         pod_level=None if spec.resources is None else _requests(spec.resources),
     )
-    return Pod(
-        key=f"{namespace}/{metadata.name or metadata.generate_name}",
+    return PodFields(
+        namespace=metadata.namespace,
+        name=metadata.name,
+        generate_name=metadata.generate_name,
         uid=metadata.uid,
-        namespace=namespace,
-        quota_labels=_labels(
-            metadata.labels.get(keys.POD_QUOTA), metadata.labels.get(keys.POD_QUOTA_SEED)
-        ),
-        preemptible_label=_interned(metadata.labels.get(keys.PREEMPTIBLE)),
-        preemptible=metadata.labels.get(keys.PREEMPTIBLE) != "false",
-        priority=spec.priority,
-        start_time=_timestamp(parsed.status.start_time),
-        node_name=sys.intern(spec.node_name),
+        labels=metadata.labels,
+        mirror=keys.MIRROR in metadata.annotations,
         terminating=metadata.deletion_timestamp is not None,
-        phase=sys.intern(parsed.status.phase),
-        request=_shared(tuple(sorted(request.items()))),
-        scheduling_gates=_gates(tuple(sys.intern(gate.name) for gate in spec.scheduling_gates)),
-        gate_opt_out=metadata.labels.get(keys.GATE_OPT_OUT) == "false",
-        created=_timestamp(metadata.creation_timestamp) or 0.0,
-        node_pinned=metadata.controller_kind == "DaemonSet" or keys.MIRROR in metadata.annotations,
+        created=_timestamp(metadata.creation_timestamp),
+        controller_kind=metadata.controller_kind,
+        node_name=spec.node_name,
+        gates=tuple(gate.name for gate in spec.scheduling_gates),
+        priority=spec.priority,
+        phase=parsed.status.phase,
+        start_time=_timestamp(parsed.status.start_time),
+        request=request,
     )
-
-
-def _interned(text: str | None) -> str | None:
-    return None if text is None else sys.intern(text)
-
-
-@lru_cache(maxsize=1024)
-def _gates(names: tuple[str, ...]) -> tuple[str, ...]:
-    return names
-
-
-@lru_cache(maxsize=1024)
-def _labels(label: str | None, seed_label: str | None) -> tuple[str | None, str | None]:
-    return (label, seed_label)
-
-
-@lru_cache(maxsize=65536)
-def _shared(items: tuple[tuple[str, int], ...]) -> ResourceList:
-    """One dict for every pod with the same request (pods of a Deployment are alike)."""
-    return dict(items)
 
 
 def _requests(holder: _Container | _Resources) -> ContainerRequests:

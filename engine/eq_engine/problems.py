@@ -9,8 +9,11 @@ SHOWN = 3
 """Names a message lists before "and N more"."""
 
 
-def listing(names: Sequence[str]) -> str:
-    """`a, b, c and 2 more`: the objects a message names, kept short."""
+def listing(names: Sequence[str], *, complete: bool = True) -> str:
+    """`a, b, c and 2 more`: the objects a message names, kept short; `complete` False: the
+    names are only the first found (`a, b, c and more`)."""
+    if not complete and len(names) >= SHOWN:
+        return ", ".join(names[:SHOWN]) + " and more"
     more = f" and {len(names) - SHOWN} more" if len(names) > SHOWN else ""
     return ", ".join(names[:SHOWN]) + more
 

@@ -11,14 +11,14 @@ objects; `audit` applies the same rules to a whole catalog. Pure: the pods a rul
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from . import keys
 from .catalog import Catalog, namespace_taken, quota_problem
 from .objects import Pod, Quota
-from .problems import Problem, listing
+from .problems import SHOWN, Problem, listing
 from .quantities import ResourceList, format_quantity
 
 
@@ -48,6 +48,8 @@ class BoundPodQuery:
 
     name: str
     namespaces: tuple[str, ...]
+    enough: int = SHOWN + 1
+    """Pods that count (not finished) after which a lister may stop: a denial names a few."""
 
 
 def _q(resource: str, amount: int) -> str:
@@ -288,6 +290,17 @@ def bound_pod_query(quota: Quota, catalog: Catalog) -> BoundPodQuery:
     return BoundPodQuery(name=quota.name, namespaces=tuple(sorted(namespaces)))
 
 
+@dataclass(frozen=True, slots=True)
+class _Pods:
+    """The pods a rule looks at, and whether they are all that `bound_pod_query` matches."""
+
+    pods: tuple[Pod, ...]
+    complete: bool = True
+
+    def named(self, keys: Sequence[str]) -> str:
+        return listing(keys, complete=self.complete)
+
+
 def _bound(quota: Quota, pods: Iterable[Pod], catalog: Catalog) -> list[str]:
     """The pods that count in the group: finished ones (Succeeded, Failed) count nowhere."""
     return sorted(
@@ -303,19 +316,22 @@ def review_quota(
     catalog: Catalog,
     capacity: ResourceList | None = None,
     pods: Iterable[Pod] = (),
+    all_pods: bool = True,
 ) -> Verdict:
-    """Whether an ElasticQuota CREATE, UPDATE or DELETE keeps the tree valid."""
+    """Whether an ElasticQuota CREATE, UPDATE or DELETE keeps the tree valid. `pods`: those
+    `bound_pod_query` finds; `all_pods` False when the lister stopped after the first few."""
+    found = _Pods(tuple(pods), all_pods)
     if operation is Operation.DELETE:
         assert old is not None
-        return Verdict(tuple(_deletion_problems(old, catalog, pods)))
+        return Verdict(tuple(_deletion_problems(old, catalog, found)))
     assert new is not None
     if operation is Operation.UPDATE and old is not None:
         if new == old:
             return Verdict()  # only keys the operator owns, or unrelated ones, changed
         changeable = new.name not in (catalog.config.root_name, catalog.config.system_name)
         if changeable and _same_place(new, old):
-            return _settings_update(new, old, catalog, capacity, pods)
-    denials = list(_change_problems(operation, new, old, catalog, pods))
+            return _settings_update(new, old, catalog, capacity, found)
+    denials = list(_change_problems(operation, new, old, catalog, found))
     warnings = () if denials else tuple(_warnings(new, catalog, capacity))
     return Verdict(tuple(denials), warnings)
 
@@ -333,7 +349,7 @@ def _same_place(new: Quota, old: Quota) -> bool:
 
 
 def _settings_update(
-    new: Quota, old: Quota, catalog: Catalog, capacity: ResourceList | None, pods: Iterable[Pod]
+    new: Quota, old: Quota, catalog: Catalog, capacity: ResourceList | None, pods: _Pods
 ) -> Verdict:
     """An edit of settings only (shared weight, `allow-lent-resource`, ...): denied only for
     what it breaks itself; the problems the tree already has are warnings, so that a tree can
@@ -350,7 +366,7 @@ def _settings_update(
 
 
 def _change_problems(
-    operation: Operation, new: Quota, old: Quota | None, catalog: Catalog, pods: Iterable[Pod]
+    operation: Operation, new: Quota, old: Quota | None, catalog: Catalog, pods: _Pods
 ) -> Iterator[Problem]:
     config = catalog.config
     if catalog.is_builtin(new.name):
@@ -390,17 +406,17 @@ def _change_problems(
                 f"cannot stop being a parent while it has child groups {listing(children)}",
             )
     if old is not None and new.is_parent and not old.is_parent:
-        bound = _bound(new, pods, catalog)
+        bound = _bound(new, pods.pods, catalog)
         if bound:
             yield quota_problem(
                 new,
                 f"metadata.labels[{keys.IS_PARENT}]",
-                f"cannot become a parent while pods are bound to it: {listing(bound)}",
+                f"cannot become a parent while pods are bound to it: {pods.named(bound)}",
             )
     gained = _gained(new, old) if new.is_parent else set()
     arriving = sorted(
         pod.key
-        for pod in pods
+        for pod in pods.pods
         if pod.namespace in gained
         and not pod.terminal
         and not any(pod.quota_labels)
@@ -411,11 +427,11 @@ def _change_problems(
             new,
             f"metadata.annotations[{keys.NAMESPACES}]",
             f"a parent group cannot take namespaces whose pods would be bound to it: "
-            f"{listing(arriving)}",
+            f"{pods.named(arriving)}",
         )
 
 
-def _deletion_problems(old: Quota, catalog: Catalog, pods: Iterable[Pod]) -> Iterator[Problem]:
+def _deletion_problems(old: Quota, catalog: Catalog, pods: _Pods) -> Iterator[Problem]:
     if catalog.is_builtin(old.name) and old.namespace == catalog.config.namespace:
         yield quota_problem(old, "metadata.name", "a built-in group cannot be deleted")
         return
@@ -424,10 +440,12 @@ def _deletion_problems(old: Quota, catalog: Catalog, pods: Iterable[Pod]) -> Ite
         yield quota_problem(
             old, "metadata.name", f"cannot delete a group with child groups: {listing(children)}"
         )
-    bound = _bound(old, pods, catalog)
+    bound = _bound(old, pods.pods, catalog)
     if bound:
         yield quota_problem(
-            old, "metadata.name", f"cannot delete a group with pods bound to it: {listing(bound)}"
+            old,
+            "metadata.name",
+            f"cannot delete a group with pods bound to it: {pods.named(bound)}",
         )
 
 

@@ -1,11 +1,29 @@
-"""Reading Kubernetes API responses that kubernetes-asyncio hands back unparsed."""
+"""Reading the Kubernetes API raw: through kubernetes-asyncio's connection (its TLS, login and
+User-Agent), without its models, decoded with orjson."""
 
 from __future__ import annotations
 
-import json
+import contextlib
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+import aiohttp
+import orjson
+from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
+
+LIST_TIMEOUT = 120.0
+"""Seconds one LIST page may take end to end."""
+WATCH_SLACK = 30.0
+"""Seconds of silence beyond the watch's own timeout after which the connection is dead."""
+
+
+class ApiError(Exception):
+    """An HTTP error answer of the API server, with its Status message when it sent one."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"{status} {message}")
+        self.status = status
 
 
 async def read_json(response: Any) -> dict[str, Any]:
@@ -13,5 +31,56 @@ async def read_json(response: Any) -> dict[str, Any]:
     check: an error status raises `ApiException` here, as a parsed call would."""
     if response.status >= 400:
         raise ApiException(status=response.status, reason=response.reason)
-    data: dict[str, Any] = json.loads(await response.read())
+    data: dict[str, Any] = orjson.loads(await response.read())
     return data
+
+
+class Http:
+    """GETs of raw JSON over an `ApiClient`'s session."""
+
+    def __init__(self, api: client.ApiClient) -> None:
+        self._api = api
+
+    async def _get(
+        self, path: str, params: Mapping[str, str], timeout: aiohttp.ClientTimeout
+    ) -> aiohttp.ClientResponse:
+        response: aiohttp.ClientResponse = await self._api.call_api(
+            path,
+            "GET",
+            query_params=list(params.items()),
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=timeout,
+        )
+        if response.status >= 400:
+            body = await response.read()
+            response.release()
+            raise ApiError(response.status, _message(body) or str(response.reason))
+        return response
+
+    async def get_json(self, path: str, params: Mapping[str, str]) -> dict[str, Any]:
+        response = await self._get(path, params, aiohttp.ClientTimeout(total=LIST_TIMEOUT))
+        async with response:
+            data: dict[str, Any] = orjson.loads(await response.read())
+        return data
+
+    @contextlib.asynccontextmanager
+    async def stream(
+        self, path: str, params: Mapping[str, str]
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """A streaming GET (a watch): no total timeout, but a dead connection is noticed."""
+        silence = float(params.get("timeoutSeconds") or 0) + WATCH_SLACK
+        response = await self._get(path, params, aiohttp.ClientTimeout(sock_read=silence))
+        async with response:
+            yield response
+
+
+def _message(body: bytes) -> str:
+    """The `message` of a Status body, or the body itself (a 429 from priority and fairness
+    is plain text)."""
+    try:
+        decoded = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return body.decode(errors="replace").strip()[:200]
+    return str(decoded.get("message", "")) if isinstance(decoded, dict) else ""

@@ -10,6 +10,7 @@ import datetime
 from typing import Any
 
 import aiohttp
+from eq_kit.throttling import TokenBucket
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -20,8 +21,9 @@ COMPONENT = "elastic-quota-operator"
 
 
 class Recorder:
-    def __init__(self, api: client.ApiClient) -> None:
+    def __init__(self, api: client.ApiClient, limiter: TokenBucket) -> None:
         self._core: Any = client.CoreV1Api(api)  # Any: the stubs want a V1Event, not a dict
+        self._limiter = limiter
 
     async def record(self, ref: Ref, *, type: str, reason: str, message: str) -> None:
         now = datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -47,6 +49,7 @@ class Recorder:
             "count": 1,
         }
         try:
+            await self._limiter.acquire()
             await self._core.create_namespaced_event(namespace, body)
         except (ApiException, aiohttp.ClientError, TimeoutError) as error:
             logger.warning(

@@ -1,10 +1,10 @@
-"""The operator process: Kopf's watches, the loop, the Lease, probes and metrics."""
+"""The operator process: Kopf as the runtime (start-up, clean-up, signals), the kit's caches
+for the object streams, the loop, the Lease, probes and metrics."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import socket
 import time
 import uuid
@@ -13,7 +13,9 @@ from typing import Any
 import kopf
 from aiohttp import web
 from eq_engine import QuotaEngine
+from eq_kit.kube import Http
 from eq_kit.probes import probes_app, start_site
+from eq_kit.throttling import TokenBucket
 from kubernetes_asyncio import client
 
 from . import observing
@@ -30,9 +32,12 @@ from .view import ClusterView
 from .writing import Writer
 
 
-def _probes(view: ClusterView, loop: Loop, metrics: Metrics, stale_after: float) -> web.Application:
+def _probes(
+    view: ClusterView, loop: Loop, writer: Writer, metrics: Metrics, stale_after: float
+) -> web.Application:
     def health() -> str | None:
-        age = time.monotonic() - loop.heartbeat
+        # A loop busy with a long burst of writes is alive while the writes are answered.
+        age = time.monotonic() - max(loop.heartbeat, writer.progress)
         return f"the loop last ran {age:.0f}s ago" if age > stale_after else None
 
     def ready() -> str | None:
@@ -47,11 +52,13 @@ async def serve(
     """Run until SIGTERM/SIGINT (or `stop`); on the way out, give the Lease up."""
     view = ClusterView(QuotaEngine(settings.engine))
     metrics = Metrics()
-    events = Recorder(api)
-    reclaimer = Reclaimer(view, eviction_api(api), events, settings.reclaim, metrics)
-    writer = Writer(api, view, metrics)
+    limiter = TokenBucket(settings.api_qps, settings.api_burst)  # one bucket for every write
+    events = Recorder(api, limiter)
+    reclaimer = Reclaimer(view, eviction_api(api, limiter), events, settings.reclaim, metrics)
+    writer = Writer(api, view, metrics, limiter=limiter, workers=settings.write_workers)
     admitter = Admitter(view, writer, events, metrics, hold=settings.admission_hold)
-    loop = Loop(view, writer, admitter, reclaimer, events, metrics, settings)
+    streams = observing.caches(Http(api), view, _namespaces(settings))
+    loop = Loop(view, writer, admitter, reclaimer, events, metrics, settings, ready=streams)
     identity = settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     leadership = Leadership(
         api,
@@ -71,12 +78,9 @@ async def serve(
 
     @kopf.on.startup(registry=registry)
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
-        settings.posting.level = logging.INFO
-        if not logger.isEnabledFor(logging.DEBUG):  # a line per handled event is too many
-            logging.getLogger("kopf.objects").setLevel(logging.WARNING)
-        settings.watching.server_timeout = 300
+        streams.start()
         await ensure_builtins(api, view.engine.config)
-        probes = _probes(view, loop, metrics, stale_after=30.0)
+        probes = _probes(view, loop, writer, metrics, stale_after=30.0)
         runners.append(await start_site(probes, "0.0.0.0", probe_port))
         tasks.extend([asyncio.create_task(loop.run()), asyncio.create_task(leadership.run())])
 
@@ -87,21 +91,23 @@ async def serve(
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        await streams.stop()
         for runner in runners:
             await runner.cleanup()
 
     probe_port = settings.probe_port
-    observing.register(registry, view)
-    namespaces = sorted({*settings.namespaces, settings.engine.namespace})
-    logger.info(
-        "starting as %s; watching %s",
-        identity,
-        ", ".join(namespaces) if settings.namespaces else "all namespaces",
-    )
+    namespaces = _namespaces(settings)
+    logger.info("starting as %s; watching %s", identity, ", ".join(namespaces) or "all namespaces")
     await kopf.operator(
         registry=registry,
         standalone=True,  # every replica watches; the Lease decides who writes
-        clusterwide=not settings.namespaces,
-        namespaces=namespaces if settings.namespaces else (),
+        clusterwide=True,  # Kopf itself watches nothing: the caches follow the namespaces
         stop_flag=stop,
     )
+
+
+def _namespaces(settings: OperatorSettings) -> list[str]:
+    """The namespaces to follow, the built-in groups' included; empty: all of them."""
+    if not settings.namespaces:
+        return []
+    return sorted({*settings.namespaces, settings.engine.namespace})

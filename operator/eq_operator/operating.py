@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Protocol
 
 from eq_engine import Problem
 
@@ -21,6 +22,11 @@ AUDIT_INTERVAL = 10.0
 """Seconds between two looks for new configuration problems (each one is reported once)."""
 
 
+class Readiness(Protocol):
+    @property
+    def ready(self) -> bool: ...
+
+
 class Loop:
     def __init__(
         self,
@@ -31,8 +37,11 @@ class Loop:
         events: Recorder,
         metrics: Metrics,
         settings: OperatorSettings,
+        *,
+        ready: Readiness,
     ) -> None:
         self._view, self._writer, self._reclaimer = view, writer, reclaimer
+        self._ready = ready
         self._admitter = admitter
         self._admit = True  # something changed since the last admission round
         self._events, self._metrics, self._settings = events, metrics, settings
@@ -61,6 +70,8 @@ class Loop:
             try:
                 await self.step()
                 acting = self.leading and self._view.synced
+                if acting and self._view.news:
+                    await self.report_unreadable()
                 if acting and now >= self._next_audit:
                     self._next_audit = now + AUDIT_INTERVAL
                     await self.report_problems()
@@ -75,6 +86,8 @@ class Loop:
         """Recompute if anything changed, then (when leading) admit the gated pods that fit and
         write what differs."""
         view = self._view
+        # Decisions start once every kind's first LIST is in the engine.
+        view.synced = view.synced or self._ready.ready
         if view.dirty:
             view.dirty = False
             started = time.perf_counter()
@@ -94,6 +107,13 @@ class Loop:
             groups, pods = self._groups, self._pods
             self._groups, self._pods = set(), set()
             await self._writer.write(sorted(groups), sorted(pods))
+
+    async def report_unreadable(self) -> None:
+        """An Event on each object found unreadable since the last report."""
+        news, self._view.news = self._view.news, []
+        for ref, error in news:
+            message = f"not counted: {error}"
+            await self._events.record(ref, type="Warning", reason="InvalidObject", message=message)
 
     async def report_problems(self) -> None:
         """Log, and record as an Event on the object, each problem not reported before."""

@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any
 
 from eq_engine import QuotaEngine, ResourceList, format_resource_list
+from eq_kit.throttling import TokenBucket
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -42,7 +43,7 @@ MEMORY = 60.0
 """Seconds an eviction (or a dry-run report) is remembered while the watch catches up."""
 
 
-def eviction_api(api: client.ApiClient) -> Evict:
+def eviction_api(api: client.ApiClient, limiter: TokenBucket) -> Evict:
     core: Any = client.CoreV1Api(api)  # Any: the stubs want a V1Eviction, a dict is as good
 
     async def evict(namespace: str, name: str) -> Outcome:
@@ -52,6 +53,7 @@ def eviction_api(api: client.ApiClient) -> Evict:
             "metadata": {"name": name, "namespace": namespace},
         }
         try:
+            await limiter.acquire()
             await core.create_namespaced_pod_eviction(name, namespace, body)
         except ApiException as error:
             if error.status == 429:

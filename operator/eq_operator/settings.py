@@ -39,3 +39,15 @@ class OperatorSettings:
     """Seconds a leader's Lease lasts without renewal before a stand-by takes over."""
     identity: str = ""
     """This replica's name in the Lease (the pod name); generated if empty."""
+    api_qps: float = 50.0
+    """Writes per second to the API server (patches, evictions, Events) after a burst; 0: no
+    limit. kube-scheduler's default: like the scheduler's bindings, the operator's label
+    writes grow with the number of pods (client-go's own default, 5, would take 4 hours to
+    label 75,000 running pods on a first install; kube-controller-manager's 20, an hour).
+    API Priority and Fairness still protects the server. Reads (LIST, WATCH) are a few long
+    requests and are not paced; nor are the Lease's renewals, so that a burst of writes
+    cannot cost the leadership."""
+    api_burst: int = 100
+    """Writes that may go at once before `api_qps` paces them (kube-scheduler's default)."""
+    write_workers: int = 16
+    """Writes in flight at once: a round trip is mostly waiting, so a few overlap well."""

@@ -23,6 +23,7 @@ from eq_engine import (
     parse_pod,
     parse_quota,
 )
+from eq_kit.caching import QUOTAS, key_of
 
 from .logs import logger
 
@@ -102,16 +103,19 @@ class ClusterView:
     waiting: dict[str, int] = field(default_factory=dict)
     """Group name to its pods behind the admission gate, where any wait."""
 
-    # ------------------------------------------------------------------ watch events
+    news: list[tuple[Ref, str]] = field(default_factory=list)
+    """Objects found unreadable since the loop last reported them (an Event each)."""
 
-    def observe_quota(self, body: Mapping[str, Any]) -> str | None:
+    # Watch events, from the kit's caches (observing.py). A key is `namespace/name`, or the name
+    # of a Node, interned: the cache, the view and the engine share one string per object.
+
+    def observe_quota(self, body: Mapping[str, Any]) -> None:
         metadata = body["metadata"]
-        ref = _ref(body, "scheduling.sigs.k8s.io/v1alpha1", "ElasticQuota")
-        news = None
+        ref = _ref(body, QUOTAS.api_version, QUOTAS.name)
         try:
             quota = parse_quota(body)
         except ObjectError as error:
-            news = self._unreadable(ref, error)
+            self._unreadable(ref, error)
             self.engine.remove_quota(ref.namespace, ref.name)
         else:
             self.unreadable.pop(_where(ref), None)
@@ -120,58 +124,55 @@ class ClusterView:
         self.quota_fields[metadata["name"]] = QuotaFields.of(body)
         self.touched_quotas.add(metadata["name"])
         self.dirty = True
-        return news
 
-    def forget_quota(self, body: Mapping[str, Any]) -> None:
-        metadata = body["metadata"]
-        self.engine.remove_quota(metadata.get("namespace", ""), metadata["name"])
-        ref = self.quota_refs.get(metadata["name"])
-        if ref is not None and ref.namespace == metadata.get("namespace", ""):
-            del self.quota_refs[metadata["name"]]
-            self.quota_fields.pop(metadata["name"], None)
+    def forget_quota(self, key: str) -> None:
+        namespace, name = key.split("/", 1)
+        self.engine.remove_quota(namespace, name)
+        ref = self.quota_refs.get(name)
+        if ref is not None and ref.namespace == namespace:
+            del self.quota_refs[name]
+            self.quota_fields.pop(name, None)
+        self.unreadable.pop(f"ElasticQuota {key}", None)
         self.dirty = True
 
-    def observe_pod(self, body: Mapping[str, Any]) -> str | None:
-        metadata = body["metadata"]
-        key = f"{metadata.get('namespace', '')}/{metadata['name']}"
-        self.pod_labels[key] = (metadata.get("labels") or {}).get(keys.CAPACITY)
+    def observe_pod(self, body: Mapping[str, Any]) -> None:
+        key = key_of(body)
+        self.pod_labels[key] = (body["metadata"].get("labels") or {}).get(keys.CAPACITY)
         self.touched_pods.add(key)
         self.dirty = True
         try:
             self.engine.set_pod(parse_pod(body))
         except ObjectError as error:
             self.engine.remove_pod(key)
-            return self._unreadable(_ref(body, "v1", "Pod"), error)
-        return None
+            self._unreadable(_ref(body, "v1", "Pod"), error)
 
-    def forget_pod(self, body: Mapping[str, Any]) -> None:
-        metadata = body["metadata"]
-        key = f"{metadata.get('namespace', '')}/{metadata['name']}"
+    def forget_pod(self, key: str) -> None:
         self.engine.remove_pod(key)
         self.pod_labels.pop(key, None)
+        self.unreadable.pop(f"Pod {key}", None)
         self.dirty = True
 
-    def observe_node(self, body: Mapping[str, Any]) -> str | None:
+    def observe_node(self, body: Mapping[str, Any]) -> None:
         self.dirty = True
         try:
             self.engine.set_node(parse_node(body))
         except ObjectError as error:
             self.engine.remove_node(body["metadata"]["name"])
-            return self._unreadable(_ref(body, "v1", "Node"), error)
-        return None
+            self._unreadable(_ref(body, "v1", "Node"), error)
 
-    def forget_node(self, body: Mapping[str, Any]) -> None:
-        self.engine.remove_node(body["metadata"]["name"])
+    def forget_node(self, key: str) -> None:
+        self.engine.remove_node(key)
+        self.unreadable.pop(f"Node /{key}", None)
         self.dirty = True
 
-    def _unreadable(self, ref: Ref, error: ObjectError) -> str | None:
-        """Remember the error; return it if it is news (to be reported once)."""
+    def _unreadable(self, ref: Ref, error: ObjectError) -> None:
+        """Remember the error; if it is news, queue it to be reported once."""
         where = _where(ref)
         if self.unreadable.get(where) == str(error):
-            return None
+            return
         logger.warning("ignoring an unreadable object: %s", error)
         self.unreadable[where] = str(error)
-        return str(error)
+        self.news.append((ref, str(error)))
 
 
 def _ref(body: Mapping[str, Any], api_version: str, kind: str) -> Ref:

@@ -5,17 +5,24 @@ An ElasticQuota gets the `runtime`, `request`, `used` and `waiting-pods` annotat
 none, as with Koordinator's CRD). A pod gets its `capacity` label, and loses the admission gate
 when quota admits it. Nothing else of anybody's object is touched. Conflicts, throttling and
 server errors are retried with a growing pause.
+
+Writes go `workers` at a time and through the client-side token bucket (`--api-qps`,
+`--api-burst`). Each answered request counts as progress (`progress`), which the liveness probe
+reads: a long burst of writes is work, not a hung loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import aiohttp
 from eq_engine import Pod, QuotaEngine, keys
+from eq_kit.caching import QUOTAS
+from eq_kit.throttling import TokenBucket, each
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -23,30 +30,44 @@ from .logs import logger
 from .metrics import Metrics
 from .view import OWNED_ANNOTATIONS, ClusterView, QuotaFields
 
-GROUP, VERSION, PLURAL = "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas"
+GROUP, VERSION, PLURAL = QUOTAS.group, QUOTAS.version, QUOTAS.plural
 MERGE = "application/merge-patch+json"
 ATTEMPTS = 4
 _RETRIED = {409, 429, 500, 502, 503, 504}
 
 
 class Writer:
-    def __init__(self, api: client.ApiClient, view: ClusterView, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        api: client.ApiClient,
+        view: ClusterView,
+        metrics: Metrics,
+        *,
+        limiter: TokenBucket,
+        workers: int,
+    ) -> None:
         # Any: kubernetes-asyncio's stubs omit the `_content_type` keyword its methods take.
         self._custom: Any = client.CustomObjectsApi(api)
         self._core: Any = client.CoreV1Api(api)
         self._view = view
         self._metrics = metrics
+        self._limiter, self._workers = limiter, workers
+        self._in_flight = asyncio.Semaphore(workers)
         self._status_subresource = True  # until the API server says otherwise
+        self.progress = time.monotonic()
+        """When a write was last answered."""
 
     async def write(self, groups: Iterable[str], pods: Iterable[str]) -> None:
         """Bring the named groups' and pods' fields to what the engine wants."""
         engine = self._view.engine
-        for name in groups:
-            await self._write_group(engine, name)
-        for key in pods:
-            label = engine.capacity_label(key)
-            if key in self._view.pod_labels and self._view.pod_labels[key] != label:
-                await self._write_label(key, label)
+        labels = self._view.pod_labels
+        wrong = (
+            (key, label)
+            for key in pods
+            if key in labels and labels[key] != (label := engine.capacity_label(key))
+        )
+        await each(groups, lambda name: self._write_group(engine, name), workers=self._workers)
+        await each(wrong, lambda item: self._write_label(*item), workers=self._workers)
 
     async def _write_group(self, engine: QuotaEngine, name: str) -> None:
         ref = self._view.quota_refs.get(name)
@@ -123,7 +144,12 @@ class Writer:
         pause = 0.2
         for attempt in range(ATTEMPTS):
             try:
-                await call()
+                async with self._in_flight:
+                    await self._limiter.acquire()
+                    try:
+                        await call()
+                    finally:
+                        self.progress = time.monotonic()
                 self._metrics.writes.labels(kind, "ok").inc()
                 return True
             except ApiException as error:

@@ -1,5 +1,5 @@
 """What the product's processes asked of the API, as RBAC rules name it: the same record as
-tests/kube.py keeps for kmock (one shared set, which tests/chart/test_rbac.py reads through
+tests/kube.py keeps (one shared set, which tests/chart/test_rbac.py reads through
 ELASTIC_QUOTA_TESTS_ACCESS_LOG), told apart by User-Agent."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The real operator process (`elastic-quota operator`) against an emulated API server."""
+"""The real operator process (`elastic-quota operator`) against the emulated API server."""
 
 from __future__ import annotations
 
@@ -10,13 +10,12 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest_asyncio
-from kmock import Server
 
-from tests.kube import Client, Emulator, declare_resources, write_kubeconfig
+from tests.apiserver import ApiServer
+from tests.kube import Client, write_kubeconfig
 from tests.paths import PYTHONPATH
 from tests.webhook.conftest import free_port
 
@@ -39,7 +38,7 @@ class Operator:
 
 
 async def start_operator(
-    tmp: Path, api: Emulator, *extra: str, name: str = "op", ready_within: float = 30
+    tmp: Path, api: ApiServer, *extra: str, name: str = "op", ready_within: float = 30
 ) -> Operator:
     probe_port = free_port()
     kubeconfig = write_kubeconfig(tmp / f"kubeconfig-{name}", str(api.url))
@@ -105,19 +104,20 @@ async def eventually(
 
 
 @pytest_asyncio.fixture()
-async def api() -> AsyncIterator[Emulator]:
-    async with Emulator() as emulator, Server(emulator):
-        declare_resources(emulator)
+async def api() -> AsyncIterator[ApiServer]:
+    async with ApiServer() as emulator:
         yield emulator
 
 
 @pytest_asyncio.fixture()
-async def client(api: Emulator) -> AsyncIterator[Client]:
+async def client(api: ApiServer) -> AsyncIterator[Client]:
     session = Client(api)
     yield session
     await session.close()
 
 
-def requests(api: Emulator, method: str, fragment: str = "") -> list[Any]:
-    """The requests the emulator received with this method and path fragment."""
-    return [r for r in list(api) if r.method == method and fragment in str(r.url)]
+def writes(api: ApiServer) -> int:
+    """The PATCH requests the emulator received, Leases left out."""
+    return sum(
+        n for (verb, plural, _), n in api.requests.items() if verb == "patch" and plural != "leases"
+    )

@@ -43,14 +43,21 @@ def tree() -> list[dict[str, Any]]:
 
 def expected(api: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str | None]]:
     """What the engine computes for the objects the emulator holds now."""
+    return computed(stored(api, QUOTAS), stored(api, NODES), stored(api, PODS))
+
+
+def computed(
+    quotas: list[dict[str, Any]], nodes: list[dict[str, Any]], pods: list[dict[str, Any]]
+) -> tuple[dict[str, dict[str, Any]], dict[str, str | None]]:
+    """Every group's fields and every pod's label as the engine computes them."""
     engine = QuotaEngine(EngineConfig())
     feeds = (
-        (QUOTAS, parse_quota, engine.set_quota),
-        (NODES, parse_node, engine.set_node),
-        (PODS, parse_pod, engine.set_pod),
+        (quotas, parse_quota, engine.set_quota),
+        (nodes, parse_node, engine.set_node),
+        (pods, parse_pod, engine.set_pod),
     )
-    for resource, parse, feed in feeds:
-        for raw in stored(api, resource):
+    for objects, parse, feed in feeds:
+        for raw in objects:
             with contextlib.suppress(ObjectError):  # unreadable objects count nowhere
                 feed(parse(raw))  # type: ignore[operator]
     engine.recompute()
@@ -68,6 +75,17 @@ def expected(api: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str | None]
 
 
 def actual(api: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str | None]]:
+    labels = {
+        f"{raw['metadata']['namespace']}/{raw['metadata']['name']}": (
+            raw["metadata"].get("labels") or {}
+        ).get(keys.CAPACITY)
+        for raw in stored(api, PODS)
+    }
+    return actual_groups(api), labels
+
+
+def actual_groups(api: Any) -> dict[str, dict[str, Any]]:
+    """Every group's fields as its object holds them."""
     groups = {}
     for raw in stored(api, QUOTAS):
         annotations = raw["metadata"].get("annotations") or {}
@@ -78,13 +96,7 @@ def actual(api: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str | None]]:
             },
             "status.used": (raw.get("status") or {}).get("used"),
         }
-    labels = {
-        f"{raw['metadata']['namespace']}/{raw['metadata']['name']}": (
-            raw["metadata"].get("labels") or {}
-        ).get(keys.CAPACITY)
-        for raw in stored(api, PODS)
-    }
-    return groups, labels
+    return groups
 
 
 def differences(api: Any) -> list[str]:
@@ -129,7 +141,11 @@ async def test_a_tree_converges_and_follows_every_change(api, client, tmp_path):
 
         changes = [
             client.create(pod("a-4", namespace="team-a", cpu="2", priority=9)),
-            client.patch(pod("a-0", namespace="team-a"), {"status": {"phase": "Succeeded"}}),
+            client.patch(
+                pod("a-0", namespace="team-a"),
+                {"status": {"phase": "Succeeded"}},
+                subresource="status",
+            ),
             client.delete(pod("s1-0", namespace="sub-1")),
             client.patch(quota("team-a", namespace="team-a"), {"spec": {"min": {"cpu": 4}}}),
             client.patch(quota("sub-1", namespace="sub-1"), {"spec": {"max": {"cpu": 2}}}),

@@ -67,7 +67,7 @@ async def test_pods_wait_beyond_the_runtime_and_go_most_important_first(api, cli
         assert 'elastic_quota_group_waiting_pods{group="team"} 3.0' in text
 
         # p1 finishes: the next most important (p2, priority 3) goes.
-        await client.patch(gated("p1"), {"status": {"phase": "Succeeded"}})
+        await client.patch(gated("p1"), {"status": {"phase": "Succeeded"}}, subresource="status")
         await eventually(lambda: admitted(api, "team") == ["p2", "p3"], what="p2 admitted")
         # The group's max grows: the other two go, and nobody waits any more.
         await client.patch(team, {"spec": {"max": {"cpu": "4"}, "min": {"cpu": "4"}}})

@@ -6,10 +6,10 @@ import asyncio
 import time
 from typing import Any
 
-import kmock
 import pytest
 from eq_engine import keys
 
+from tests.apiserver import ApiError, ApiServer, disruption_budget
 from tests.kube import EVENTS, store, stored
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually, start_operator
@@ -37,30 +37,20 @@ def borrowing(non_preemptible: str | None = None) -> list[dict[str, Any]]:
 
 
 class Evictions:
-    """The Eviction API: deletes the pod (as the API server would) unless told to refuse."""
+    """The Eviction API records each eviction; the emulator deletes the pod unless told to
+    refuse (a PodDisruptionBudget's 429)."""
 
-    def __init__(self, api: Any, client: Any, *, refuse: set[str] = frozenset()) -> None:
+    def __init__(self, api: ApiServer, client: Any, *, refuse: set[str] = frozenset()) -> None:
         self.names: list[str] = []
         self.times: list[float] = []
-        self._client, self._refuse = client, refuse
-        api["post", kmock.resource("v1/pods"), kmock.subresource("eviction")] << self.react
+        self._refuse = refuse
+        api.evictions = self.react
 
-    async def react(self, request: kmock.Request) -> Any:
-        name = str(request.url).split("/pods/")[1].split("/")[0]
+    def react(self, pod: dict[str, Any]) -> ApiError | None:
+        name = pod["metadata"]["name"]
         self.names.append(name)
         self.times.append(time.monotonic())
-        if name in self._refuse:
-            return kmock.Response(
-                status=429,
-                payload={
-                    "kind": "Status",
-                    "code": 429,
-                    "reason": "TooManyRequests",
-                    "message": "Cannot evict pod as it would violate the pod's disruption budget.",
-                },
-            )
-        asyncio.get_running_loop().create_task(self._client.delete(pod(name, namespace="borrower")))
-        return kmock.Response(status=201, payload={"kind": "Status", "status": "Success"})
+        return disruption_budget() if name in self._refuse else None
 
 
 def events(api: Any, reason: str) -> list[dict[str, Any]]:

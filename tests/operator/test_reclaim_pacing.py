@@ -54,7 +54,7 @@ class Deployment:
 
     async def evict(self, namespace: str, name: str) -> Outcome:
         self.evicted.append((self.clock.now, name))
-        self.view.forget_pod(pod(name, namespace=namespace))
+        self.view.forget_pod(f"{namespace}/{name}")
         self.run_one()
         return Outcome.EVICTED
 

@@ -19,9 +19,9 @@ import aiohttp
 import pytest
 import pytest_asyncio
 import trustme
-from kmock import Server
 
-from tests.kube import Emulator, declare_resources, store, write_kubeconfig
+from tests.apiserver import ApiServer
+from tests.kube import write_kubeconfig
 from tests.manifests import node, pod, quota
 from tests.paths import PYTHONPATH
 
@@ -205,11 +205,19 @@ def cluster_objects() -> list[dict[str, Any]]:
     ]
 
 
+def replace_objects(api: ApiServer, objects: list[dict[str, Any]]) -> None:
+    """Make `objects` the emulator's only ElasticQuotas, Pods and Nodes."""
+    for plural in ("elasticquotas", "pods", "nodes"):
+        resource = api.catalog.named(plural)
+        for key in list(api.storage.tables[plural].items):
+            api.storage.remove(resource, key)
+    api.seed(*objects)
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def api() -> AsyncIterator[Emulator]:
-    async with Emulator() as emulator, Server(emulator):
-        declare_resources(emulator)
-        store(emulator, *cluster_objects())
+async def api() -> AsyncIterator[ApiServer]:
+    async with ApiServer() as emulator:
+        emulator.seed(*cluster_objects())
         yield emulator
 
 
@@ -220,7 +228,7 @@ def certificates(tmp_path_factory: pytest.TempPathFactory) -> Certificates:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def webhook(
-    api: Emulator, certificates: Certificates, tmp_path_factory: pytest.TempPathFactory
+    api: ApiServer, certificates: Certificates, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Webhook]:
     running = await start_webhook(tmp_path_factory.mktemp("webhook"), str(api.url), certificates)
     yield running

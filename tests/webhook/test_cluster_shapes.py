@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from tests.kube import store
 from tests.realistic import (
     REPLICASET_CONTROLLER,
     P,
@@ -24,6 +23,7 @@ from tests.realistic import (
     node,
     statefulset_pod,
 )
+from tests.webhook.conftest import replace_objects
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -89,8 +89,7 @@ def cluster() -> list[dict[str, Any]]:
 def seeded(api: Any) -> None:
     """This module's cluster instead of conftest's, stored before the `webhook` fixture starts
     (autouse fixtures of a scope come first) and loads it."""
-    api.objects.clear()
-    store(api, *cluster())
+    replace_objects(api, cluster())
 
 
 async def mutate(webhook: Any, body: dict[str, Any]) -> list[Any]:

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.kube import store
 from tests.manifests import P, pod, quota
+from tests.operator.conftest import eventually
 from tests.webhook.conftest import REVIEW, review
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -96,7 +96,7 @@ async def test_only_an_update_that_moves_a_pod_into_a_parent_is_refused(webhook)
 
 
 async def test_a_parent_cannot_claim_a_namespace_that_has_pods(webhook, api):
-    store(api, pod("runner", namespace="claimed", cpu="1"))
+    api.seed(pod("runner", namespace="claimed", cpu="1"))
     old = quota("empty", is_parent=True, max=RES)
     new = quota("empty", is_parent=True, max=RES, namespaces=["claimed"])
     answer = await webhook.review(review("UPDATE", new=new, old=old))
@@ -196,3 +196,38 @@ async def test_fuzzed_reviews_never_get_a_5xx_and_denials_name_the_field(
         message = answer["status"]["message"]
         assert message.startswith("ElasticQuota "), message
         assert ": " in message.split(" ", 2)[2], message  # the object, then the field
+
+
+async def test_the_pods_of_a_large_namespace_are_read_a_page_at_a_time(webhook, api):
+    """1,200 finished pods before the one that counts: the webhook pages through them (500 a
+    page, as kubectl does) instead of one response of them all, and finds the running one."""
+    finished = [
+        pod(f"done-{i:04}", namespace="batchy", cpu="1", phase="Succeeded") for i in range(1200)
+    ]
+    api.seed(quota("batchy", namespace="batchy", max=RES), *finished)
+    api.seed(pod("zz-running", namespace="batchy", cpu="1"))
+    deletion = review("DELETE", old=quota("batchy", namespace="batchy", max=RES))
+    await eventually(  # the webhook learns of the new group through its watch
+        lambda: _denied(webhook, deletion), what="the webhook to know the group"
+    )
+    lists_before = api.count("list", "pods")
+    answer = await webhook.review(deletion)
+    assert answer["status"]["message"] == (
+        "ElasticQuota batchy/batchy: metadata.name: cannot delete a group with pods bound to it: "
+        "batchy/zz-running"
+    )
+    assert api.count("list", "pods") - lists_before >= 3 + 2  # three pages, two label queries
+
+
+async def _denied(webhook: Any, body: dict[str, Any]) -> bool:
+    return not (await webhook.review(body))["allowed"]
+
+
+async def test_when_the_pods_cannot_be_listed_the_denial_names_the_object_and_field(webhook, api):
+    api.fault("GET", "pods", status=503, times=1)
+    answer = await webhook.review(review("DELETE", old=quota("solo", max=RES)))
+    assert answer["allowed"] is False
+    assert answer["status"]["message"].startswith(
+        "ElasticQuota quotas/solo: metadata.name: cannot tell which pods are bound to the group "
+        "(the API server answered 503"
+    )

@@ -11,11 +11,9 @@ import ssl
 from pathlib import Path
 
 import aiohttp
-import kmock
 import pytest
-from kmock import Server
 
-from tests.kube import QUOTAS, Emulator, declare_resources
+from tests.apiserver import ApiServer
 from tests.manifests import quota
 from tests.webhook.conftest import (
     Certificates,
@@ -161,9 +159,8 @@ async def test_metrics_count_admissions_by_kind_operation_and_result(webhook):
 
 async def test_until_the_quotas_are_loaded_it_is_not_ready_and_denies(tmp_path, certificates):
     # An API server that does not serve ElasticQuota (no CRD): the first listing fails.
-    async with Emulator() as api, Server(api):
-        declare_resources(api)
-        api["get", kmock.resource(QUOTAS)] << 404
+    async with ApiServer() as api:
+        api.fault("GET", "elasticquotas", status=404, times=10**6)
         with pytest.raises(AssertionError, match="did not become ready"):
             await start_webhook(
                 tmp_path, str(api.url), certificates, "--log-level", "error", wait=2.0

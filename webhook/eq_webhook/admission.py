@@ -7,9 +7,11 @@ needs are fetched through `list_pods` (the API server, at that moment).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from eq_engine import ObjectError, Pod, Quota, parse_pod, parse_quota
+from eq_engine.catalog import quota_problem
 from eq_engine.keys import ADMISSION_GATE
 from eq_engine.rules import (
     BoundPodQuery,
@@ -26,7 +28,15 @@ from .logs import logger
 from .reviews import BadReview, Review, response
 from .state import ClusterState
 
-PodLister = Callable[[BoundPodQuery], Awaitable[list[Pod]]]
+
+@dataclass(frozen=True, slots=True)
+class PodListing:
+    pods: list[Pod]
+    complete: bool
+    """False: the listing stopped once it had enough pods to name in a denial."""
+
+
+PodLister = Callable[[BoundPodQuery], Awaitable[PodListing]]
 KINDS = ("ElasticQuota", "Pod")
 
 
@@ -56,8 +66,6 @@ async def admit(
             verdict = _review_pod(review, state)
     except ObjectError as error:
         return response(review.uid, allowed=False, message=str(error))
-    except PodLookupError as error:
-        return response(review.uid, allowed=False, message=str(error))
     return response(
         review.uid, allowed=verdict.allowed, message=verdict.message, warnings=verdict.warnings
     )
@@ -80,16 +88,24 @@ async def _review_quota(review: Review, state: ClusterState, list_pods: PodListe
     if review.operation is Operation.DELETE and old is None:
         return Verdict()  # an unreadable object: nothing can depend on it
     catalog = state.catalog
-    pods: list[Pod] = []
-    if needs_bound_pods(review.operation, new, old):
-        subject = new if new is not None else old
-        assert subject is not None
-        pods = await list_pods(bound_pod_query(subject, catalog))
-    verdict = review_quota(
-        review.operation, new=new, old=old, catalog=catalog, capacity=state.capacity(), pods=pods
-    )
     subject = new if new is not None else old
     assert subject is not None
+    listing = PodListing([], complete=True)
+    if needs_bound_pods(review.operation, new, old):
+        try:
+            listing = await list_pods(bound_pod_query(subject, catalog))
+        except PodLookupError as error:
+            why = f"cannot tell which pods are bound to the group ({error}); try again"
+            return Verdict((quota_problem(subject, "metadata.name", why),))
+    verdict = review_quota(
+        review.operation,
+        new=new,
+        old=old,
+        catalog=catalog,
+        capacity=state.capacity(),
+        pods=listing.pods,
+        all_pods=listing.complete,
+    )
     return Verdict(
         verdict.denials, tuple(f"ElasticQuota {subject.ref}: {w}" for w in verdict.warnings)
     )

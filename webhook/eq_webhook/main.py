@@ -6,11 +6,13 @@ import asyncio
 import contextlib
 import signal
 
+from eq_kit.caching import NODES, QUOTAS, Caches, reflectors
+from eq_kit.kube import Http
 from eq_kit.probes import probes_app, start_site
 from kubernetes_asyncio import client
 
 from .admission import KINDS
-from .kube import follow, pod_lister
+from .kube import pod_lister
 from .logs import logger
 from .metrics import Metrics
 from .server import TLSFiles, admission_app, readiness, reload_certificates, tls_context
@@ -28,11 +30,9 @@ async def serve(settings: WebhookSettings, api: client.ApiClient) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    tasks = [
-        asyncio.create_task(follow(api, "ElasticQuota", state)),
-        asyncio.create_task(follow(api, "Node", state)),
-        asyncio.create_task(reload_certificates(context, files, settings.cert_check_interval)),
-    ]
+    state.caches = Caches(reflectors(Http(api), {QUOTAS: state.quotas, NODES: state.nodes}))
+    state.caches.start()
+    tasks = [asyncio.create_task(reload_certificates(context, files, settings.cert_check_interval))]
     runners = [
         await start_site(
             admission_app(state, pod_lister(api), metrics, gate_pods=settings.gate_pods),
@@ -62,6 +62,7 @@ async def serve(settings: WebhookSettings, api: client.ApiClient) -> None:
         logger.info("stopping")
         for runner in runners:
             await runner.cleanup()
+        await state.caches.stop()
         for task in tasks:
             task.cancel()
         for task in tasks:

@@ -116,5 +116,5 @@ def _handler(
 
 
 def readiness(state: ClusterState) -> str | None:
-    missing = sorted({"ElasticQuota", "Node"} - state.synced)
+    missing = state.caches.missing() if state.caches.reflectors else ["ElasticQuota", "Node"]
     return f"not loaded yet: {', '.join(missing)}" if missing else None

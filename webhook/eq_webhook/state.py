@@ -1,88 +1,84 @@
 """What the webhook knows of the cluster: ElasticQuota objects and node capacity.
 
-Fed by `watching.py`; read by `admission.py`. The catalog is rebuilt lazily, at the first
-review after a change, so a burst of watch events costs one rebuild.
+Fed by the kit's list-then-watch caches (`quotas` and `nodes` are their sinks); read by
+`admission.py`. The catalog is rebuilt lazily, at the first review after a change, so a burst
+of watch events costs one rebuild.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-from eq_engine import EngineConfig, Node, Quota, QuotaError, parse_node, parse_quota
+from eq_engine import (
+    EngineConfig,
+    Node,
+    Quota,
+    QuotaError,
+    cluster_capacity,
+    parse_node,
+    parse_quota,
+)
 from eq_engine.catalog import Catalog, build_catalog
+from eq_kit.caching import Caches
 
 from .logs import logger
+
+_Parsed = TypeVar("_Parsed", Quota, Node)
+
+
+class Parsed(Generic[_Parsed]):
+    """A kind's objects as the engine reads them, by key; an unreadable one is left out and
+    logged. `changed` is called after every change."""
+
+    def __init__(
+        self, parse: Callable[[Mapping[str, Any]], _Parsed], changed: Callable[[], None]
+    ) -> None:
+        self.objects: dict[str, _Parsed] = {}
+        self._parse: Callable[[Mapping[str, Any]], _Parsed] = parse
+        self._changed = changed
+
+    def upsert(self, key: str, obj: Mapping[str, Any]) -> None:
+        try:
+            self.objects[key] = self._parse(obj)
+        except QuotaError as error:
+            logger.warning("ignoring an unreadable object: %s", error)
+            self.objects.pop(key, None)
+        self._changed()
+
+    def delete(self, key: str) -> None:
+        self.objects.pop(key, None)
+        self._changed()
 
 
 class ClusterState:
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
-        self._quotas: dict[tuple[str, str], Quota] = {}
-        self._nodes: dict[str, Node] = {}
+        self.quotas = Parsed(parse_quota, self._quotas_changed)
+        self.nodes = Parsed(parse_node, self._nodes_changed)
         self._catalog: Catalog | None = None
         self._capacity: dict[str, int] | None = None
-        self.synced: set[str] = set()
-        """The watched kinds whose first listing has been loaded."""
+        self.caches = Caches(())
+        """Set by the process once it follows the cluster; ready when every first LIST is."""
 
     @property
     def ready(self) -> bool:
-        return {"ElasticQuota", "Node"} <= self.synced
+        return self.caches.ready and bool(self.caches.reflectors)
 
     @property
     def catalog(self) -> Catalog:
         if self._catalog is None:
-            self._catalog = build_catalog(self._quotas.values(), self.config)
+            self._catalog = build_catalog(self.quotas.objects.values(), self.config)
         return self._catalog
 
     def capacity(self) -> dict[str, int]:
-        """The sum of every node's allocatable (recomputed after a node event)."""
+        """The cluster's total, as the engine counts it (recomputed after a node event)."""
         if self._capacity is None:
-            self._capacity = {}
-            for node in self._nodes.values():
-                for name, amount in node.allocatable.items():
-                    self._capacity[name] = self._capacity.get(name, 0) + amount
+            self._capacity = cluster_capacity(self.nodes.objects.values())
         return self._capacity
 
-    def replace(self, kind: str, objects: list[Mapping[str, Any]]) -> None:
-        """A fresh listing: forget what it does not contain."""
-        if kind == "ElasticQuota":
-            self._quotas.clear()
-            self._catalog = None
-        else:
-            self._nodes.clear()
-            self._capacity = None
-        for raw in objects:
-            self.apply(kind, "ADDED", raw)
-        self.synced.add(kind)
+    def _quotas_changed(self) -> None:
+        self._catalog = None
 
-    def apply(self, kind: str, event: str, raw: Mapping[str, Any]) -> None:
-        """One watch event (ADDED, MODIFIED, DELETED)."""
-        metadata = raw.get("metadata") or {}
-        key = (str(metadata.get("namespace", "")), str(metadata.get("name", "")))
-        if kind == "ElasticQuota":
-            self._catalog = None
-            if event == "DELETED":
-                self._quotas.pop(key, None)
-            elif (quota := _parsed(parse_quota, raw)) is not None:
-                self._quotas[key] = quota
-        else:
-            self._capacity = None
-            if event == "DELETED":
-                self._nodes.pop(key[1], None)
-            elif (node := _parsed(parse_node, raw)) is not None:
-                self._nodes[key[1]] = node
-
-
-_Parsed = TypeVar("_Parsed", Quota, Node)
-
-
-def _parsed(
-    parse: Callable[[Mapping[str, Any]], _Parsed], raw: Mapping[str, Any]
-) -> _Parsed | None:
-    """An object the cluster holds but the engine cannot read is left out, and logged."""
-    try:
-        return parse(raw)
-    except QuotaError as error:
-        logger.warning("ignoring an unreadable object: %s", error)
-        return None
+    def _nodes_changed(self) -> None:
+        self._capacity = None

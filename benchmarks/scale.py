@@ -1,0 +1,291 @@
+"""The operator at cluster scale, against the emulated API server (tests/apiserver), next to
+the targets of issue 10:
+
+    python benchmarks/scale.py [--pods 10000,100000] [--churn 3000]
+
+For each size: 11,110 groups, 5,000 nodes and N pods (benchmarks/cluster.py) are in the API
+server before the real `elastic-quota operator` process starts (rate limit off, `--api-qps 0`).
+Printed: ready (/readyz 200) after, every group's annotations and status.used correct after,
+the operator's CPU until ready, first labelling pod writes/s, and RSS; then the RSS slope per
+pod between the sizes and the CPU ratio. On the largest size: sustained churn (pending pods
+bound at a steady rate, each needing its capacity label) with the lag, and the webhook's
+start-up and memory on the same cluster. Last, the emulator's own speed
+(benchmarks/apiserver.py). The emulator runs in a child process, so its CPU is not counted
+against the operator; all three processes share the machine's cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE), *(str(HERE.parent / d) for d in ("engine", "kit"))]
+
+import cluster  # noqa: E402
+
+from tests.apiserver import ApiServer  # noqa: E402
+from tests.kube import write_kubeconfig  # noqa: E402
+from tests.operator.test_accounting import actual_groups, computed  # noqa: E402
+from tests.paths import PYTHONPATH  # noqa: E402
+from tests.webhook.conftest import Certificates, free_port, start_webhook  # noqa: E402
+
+NODES = 5000
+TICK = 0.5  # seconds between the emulator's looks at its own objects (each costs it ~0.1 s)
+Expected = dict[str, dict[str, Any]]
+
+
+def objects(pods: int) -> tuple[list[dict], list[dict], list[dict]]:
+    per_subteam = max(1, pods // 10_000)
+    return cluster.quotas(), cluster.pods(per_subteam=per_subteam), cluster.nodes(NODES)
+
+
+def serve(pods: int, conn: Connection) -> None:
+    """The emulator: seeds the cluster, then reports (on `conn`) when every group is right,
+    how many pod writes came, and runs churn on request."""
+
+    async def main() -> None:
+        quotas, pod_objects, nodes = objects(pods)
+        api = ApiServer()
+        api.seed(*quotas, *nodes, *pod_objects)
+        pending = [
+            (p["metadata"]["namespace"], p["metadata"]["name"])
+            for p in pod_objects
+            if not p["spec"].get("nodeName")
+        ]
+        del quotas, pod_objects, nodes
+        await api.start()
+        conn.send(api.url)
+        want: Expected = conn.recv()
+        correct_at = None
+        while correct_at is None:  # until every group's fields are right
+            await asyncio.sleep(TICK)
+            have = actual_groups(api)
+            if all(have.get(name) == fields for name, fields in want.items()):
+                correct_at = time.time()
+        conn.send(correct_at)
+        while True:
+            command = await asyncio.to_thread(conn.recv)
+            if command[0] == "count":
+                conn.send(api.count("patch", "pods"))
+            elif command[0] == "churn":
+                conn.send(await churn(api, pending, rate=command[1], seconds=command[2]))
+
+    asyncio.run(main())
+
+
+async def churn(
+    api: ApiServer, pending: list[tuple[str, str]], *, rate: float, seconds: float
+) -> dict[str, float]:
+    """Bind pending pods to nodes at `rate` a second for `seconds`: each is a watch event the
+    operator must turn into a label write. Returns the rates and the lag."""
+    resource = api.catalog.named("pods")
+    base = api.count("patch", "pods")
+    total = min(len(pending), int(rate * seconds))
+    start, bound, backlog = time.perf_counter(), 0, 0
+    while bound < total:
+        due = min(total, int((time.perf_counter() - start) * rate))
+        for namespace, name in pending[bound:due]:
+            stored = api.get("pods", name, namespace)
+            assert stored is not None
+            spec = {**stored["spec"], "nodeName": "node-0001"}
+            status = {**stored["status"], "phase": "Running", "startTime": "2026-02-01T00:00:00Z"}
+            api.storage.put(resource, {**stored, "spec": spec, "status": status}, type="MODIFIED")
+        bound = max(bound, due)
+        backlog = max(backlog, bound - (api.count("patch", "pods") - base))
+        await asyncio.sleep(0.01)
+    emitted = time.perf_counter() - start
+    while api.count("patch", "pods") - base < total:
+        backlog = max(backlog, total - (api.count("patch", "pods") - base))
+        await asyncio.sleep(0.01)
+    drained = time.perf_counter() - start
+    return {
+        "bound": total,
+        "offered": total / emitted,
+        "kept_up": total / drained,
+        "drain": drained - emitted,
+        "backlog": backlog,
+    }
+
+
+def process_cpu(pid: int) -> float:
+    fields_ = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields_[11]) + int(fields_[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mib(pid: int, field: str = "VmRSS") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+async def ready(url: str, process: subprocess.Popen[bytes], timeout: float) -> float:
+    deadline = time.time() + timeout
+    async with aiohttp.ClientSession() as session:
+        while time.time() < deadline:
+            assert process.poll() is None, "the process exited"
+            try:
+                async with session.get(url + "/readyz") as response:
+                    if response.status == 200:
+                        return time.time()
+            except aiohttp.ClientConnectionError:
+                pass
+            await asyncio.sleep(0.05)
+    raise TimeoutError(f"not ready within {timeout} s")
+
+
+async def run(pods: int, churn_rate: float, *, last: bool) -> dict[str, Any]:
+    quotas, pod_objects, nodes = objects(pods)
+    want, labels = computed(quotas, nodes, pod_objects)
+    labelled = sum(1 for label in labels.values() if label is not None)
+    del quotas, pod_objects, nodes
+    receive, send = multiprocessing.Pipe()
+    server = multiprocessing.Process(target=serve, args=(pods, send), daemon=True)
+    server.start()
+    url = receive.recv()
+    receive.send(want)
+    result: dict[str, Any] = {"pods": pods}
+    with tempfile.TemporaryDirectory() as scratch:
+        kubeconfig = write_kubeconfig(Path(scratch) / "kubeconfig", url)
+        probe = free_port()
+        started = time.time()
+        operator = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "eq_cli.main",
+                "operator",
+                *("--kubeconfig", str(kubeconfig), "--probe-port", str(probe)),
+                *("--identity", "bench", "--api-qps", "0", "--log-level", "warning"),
+            ],
+            env={**os.environ, "PYTHONPATH": PYTHONPATH},
+        )
+        try:
+            ready_at = await ready(f"http://127.0.0.1:{probe}", operator, timeout=600)
+            result["ready"] = ready_at - started
+            result["cpu_ready"] = process_cpu(operator.pid)
+            result["rss_ready"] = rss_mib(operator.pid)
+            correct_at = await asyncio.to_thread(receive.recv)
+            result["correct"] = correct_at - started
+            first = last_count = None
+            while True:  # the first labelling: pod writes until every label is there
+                receive.send(("count",))
+                count = await asyncio.to_thread(receive.recv)
+                if first is None and count:
+                    first = (time.time(), count)
+                if count >= labelled:
+                    break
+                if last_count == count and first is not None and time.time() - first[0] > 600:
+                    raise TimeoutError(f"labels stuck at {count} of {labelled}")
+                last_count = count
+                await asyncio.sleep(0.1)
+            assert first is not None
+            result["labels"] = labelled
+            result["labels_per_s"] = (labelled - first[1]) / max(1e-9, time.time() - first[0])
+            result["labelled"] = time.time() - started
+            result["rss"] = rss_mib(operator.pid)
+            result["hwm"] = rss_mib(operator.pid, "VmHWM")
+            if last and churn_rate:
+                receive.send(("churn", churn_rate, 8.0))
+                result["churn"] = await asyncio.to_thread(receive.recv)
+        finally:
+            operator.send_signal(signal.SIGTERM)
+            operator.wait(60)
+        if last:
+            result["webhook"] = await webhook(Path(scratch), url)
+    server.terminate()
+    return result
+
+
+async def webhook(scratch: Path, url: str) -> dict[str, float]:
+    certificates = Certificates.issue(scratch)
+    started = time.time()
+    hook = await start_webhook(scratch, url, certificates, "--log-level", "warning", wait=600)
+    took = time.time() - started
+    rss = rss_mib(hook.process.pid)
+    hook.process.send_signal(signal.SIGTERM)
+    hook.process.wait(30)
+    await hook.session.close()
+    return {"ready": took, "rss": rss}
+
+
+def show(label: str, value: str, target: str = "") -> None:
+    print(f"  {label:<46} {value:>14}   {target}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pods", default="10000,100000")
+    parser.add_argument("--churn", type=float, default=3000.0, help="pod events/s offered")
+    args = parser.parse_args()
+    sizes = [int(n) for n in args.pods.split(",")]
+    results = []
+    for i, pods in enumerate(sizes):
+        r = asyncio.run(run(pods, args.churn, last=i == len(sizes) - 1))
+        results.append(r)
+        print(f"{pods:,} pods, 11,110 groups, {NODES:,} nodes (rate limit off)")
+        big = pods >= 100_000
+        show("ready (/readyz 200) after", f"{r['ready']:.1f} s", "target <= 30 s" * big)
+        show("every group's fields correct after", f"{r['correct']:.1f} s", "target <= 45 s" * big)
+        show("operator CPU until ready", f"{r['cpu_ready']:.1f} s")
+        show(
+            f"first labelling, {r['labels']:,} pod writes",
+            f"{r['labels_per_s']:,.0f} /s",
+            "target >= 1,000 /s" * big,
+        )
+        show("every label written after", f"{r['labelled']:.1f} s")
+        show(
+            "RSS at ready / after labelling / peak",
+            f"{r['rss_ready']:.0f}/{r['rss']:.0f}/{r['hwm']:.0f} MiB",
+        )
+        if "churn" in r:
+            c = r["churn"]
+            show(
+                f"churn: {c['bound']:,.0f} pods bound at",
+                f"{c['offered']:,.0f} /s",
+                "(2 pod watch events each: the bind, the label's echo)",
+            )
+            show(
+                "  kept up (bound pods labelled per second)",
+                f"{c['kept_up']:,.0f} /s",
+                "target >= 3,000 events/s",
+            )
+            show(
+                "  lag: largest backlog, drain after the end",
+                f"{c['backlog']:,.0f} / {c['drain']:.2f} s",
+            )
+        if "webhook" in r:
+            show(
+                "webhook: ready after / RSS",
+                f"{r['webhook']['ready']:.1f} s / {r['webhook']['rss']:.0f} MiB",
+            )
+    if len(results) > 1:
+        small, large = results[0], results[-1]
+        slope = (large["rss"] - small["rss"]) * 1024 / (large["pods"] - small["pods"])
+        ratio = large["cpu_ready"] / max(1e-9, small["cpu_ready"])
+        print("scaling")
+        show(
+            f"CPU until ready, {large['pods'] // small['pods']}x the pods",
+            f"{ratio:.1f}x",
+            "target <= 12x",
+        )
+        show("RSS per pod (slope)", f"{slope:.2f} KiB", "target <= 3 KiB")
+    print("the emulator alone (benchmarks/apiserver.py)")
+    subprocess.run([sys.executable, str(HERE / "apiserver.py")], check=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,268 @@
+"""One list-then-watch cache per kind, as client-go's reflector keeps one, for both edges.
+
+A `Reflector` follows one collection (a kind, cluster-wide or in one namespace): a paginated
+LIST (`limit`/`continue`), then a WATCH from the list's resourceVersion with bookmarks, read as
+raw JSON lines (orjson; no kubernetes-asyncio models, the slowest part of that client). A clean
+end of the stream resumes the watch from the last version seen. A 410, any ERROR event, an HTTP
+error or a broken connection leads, after an exponential backoff, to a new LIST that *replaces*
+the collection: what it no longer holds is deleted, so a deletion missed across the gap cannot
+survive.
+
+The reflector keeps no object: each one goes to a `Sink` that keeps only what its consumer
+needs. It keeps the keys it delivered (to tell what a relist dropped) and the last version.
+Ready = the first LIST applied (`listed`); `Caches` is ready when all of its reflectors are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import aiohttp
+import orjson
+
+from .kube import ApiError, Http
+
+logger = logging.getLogger("eq_kit.caching")
+
+RawObject = Mapping[str, Any]
+PAGE = 500
+"""Objects per LIST page: client-go's pager and kubectl use 500."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind the product reads or writes: the one place for its group, version and plural."""
+
+    name: str
+    group: str
+    version: str
+    plural: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def path(self) -> str:
+        """The cluster-wide URL, e.g. `/api/v1/pods`."""
+        root = f"/apis/{self.group}" if self.group else "/api"
+        return f"{root}/{self.version}/{self.plural}"
+
+    def url(self, namespace: str | None) -> str:
+        if namespace is None or not self.namespaced:
+            return self.path
+        prefix, plural = self.path.rsplit("/", 1)
+        return f"{prefix}/namespaces/{namespace}/{plural}"
+
+
+QUOTAS = Kind("ElasticQuota", "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas", True)
+PODS = Kind("Pod", "", "v1", "pods", True)
+NODES = Kind("Node", "", "v1", "nodes", False)
+
+
+class Sink(Protocol):
+    """What a consumer does with a kind's objects; `key` is `namespace/name` (or `name` for
+    cluster-scoped objects), interned, so that consumers may share it."""
+
+    def upsert(self, key: str, obj: RawObject) -> None: ...
+
+    def delete(self, key: str) -> None: ...
+
+
+def key_of(obj: RawObject) -> str:
+    metadata = obj["metadata"]
+    namespace = metadata.get("namespace")
+    return sys.intern(f"{namespace}/{metadata['name']}" if namespace else metadata["name"])
+
+
+class WatchEnded(Exception):
+    """The stream cannot be resumed from its version: list again (an ERROR event)."""
+
+
+@dataclass
+class Backoff:
+    """client-go's reflector backoff: 0.8 s doubling to 30 s, with jitter; reset on success."""
+
+    initial: float = 0.8
+    cap: float = 30.0
+    _next: float = 0.0
+
+    def reset(self) -> None:
+        self._next = 0.0
+
+    def delay(self) -> float:
+        self._next = min(self.cap, self._next * 2 or self.initial)
+        return min(self.cap, self._next * random.uniform(1.0, 2.0))
+
+
+class Reflector:
+    def __init__(
+        self,
+        http: Http,
+        kind: Kind,
+        sink: Sink,
+        *,
+        namespace: str | None = None,
+        page: int = PAGE,
+        watch_timeout: tuple[int, int] = (300, 600),
+        backoff: Backoff | None = None,
+    ) -> None:
+        self._http, self.kind, self._sink = http, kind, sink
+        self._url = kind.url(namespace)
+        self._page, self._watch_timeout = page, watch_timeout
+        self._backoff = backoff or Backoff()
+        self.version: str | None = None
+        """The last resourceVersion seen (list, event or bookmark); None: list next."""
+        self.keys: set[str] = set()
+        self.listed = asyncio.Event()
+        """Set once the first LIST is applied."""
+        self.lists = self.events = 0
+
+    async def run(self) -> None:
+        while True:
+            try:
+                if self.version is None:
+                    await self._list()
+                await self._watch()  # a clean end: watch again from self.version
+                continue
+            except WatchEnded as error:
+                logger.info("watching %s: %s; listing again", self.kind.name, error)
+            except ApiError as error:
+                logger.warning("%s %s: %s; listing again", self.kind.name, self._url, error)
+            except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as error:
+                logger.warning("watching %s broke: %r; listing again", self.kind.name, error)
+            self.version = None
+            await asyncio.sleep(self._backoff.delay())
+
+    async def _list(self) -> None:
+        """Apply a full, paginated LIST; then forget what it lacks."""
+        seen: set[str] = set()
+        token, version = "", None
+        while True:
+            params = {"limit": str(self._page)} if self._page else {}
+            if token:
+                params["continue"] = token
+            try:
+                page = await self._http.get_json(self._url, params)
+            except ApiError as error:
+                if error.status != 410 or not token:
+                    raise
+                # The snapshot expired mid-way: one full list, as client-go's pager does.
+                logger.info("listing %s: continue token expired; one full list", self.kind.name)
+                token, page = "", await self._http.get_json(self._url, {})
+            version = version or page["metadata"]["resourceVersion"]
+            self._deliver(page.get("items") or (), seen)
+            token = (page.get("metadata") or {}).get("continue") or ""
+            if not token:
+                break
+            await asyncio.sleep(0)  # let the probes and the operator's loop run between pages
+        for key in self.keys - seen:
+            self._sink.delete(key)
+        self.keys, self.version = seen, version
+        self.lists += 1
+        self.listed.set()
+        self._backoff.reset()
+        logger.info("listed %d %s objects", len(seen), self.kind.name)
+
+    def _deliver(self, items: Iterable[RawObject], seen: set[str]) -> None:
+        upsert = self._sink.upsert
+        for obj in items:
+            key = key_of(obj)
+            seen.add(key)
+            upsert(key, obj)
+
+    async def _watch(self) -> None:
+        assert self.version is not None
+        low, high = self._watch_timeout
+        params = {
+            "watch": "true",
+            "resourceVersion": self.version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(random.randint(low, high)),
+        }
+        started, events = time.monotonic(), self.events
+        async with self._http.stream(self._url, params) as response:
+            rest = b""
+            async for chunk in response.content.iter_any():
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                for line in lines:
+                    if line:
+                        self._event(orjson.loads(line))
+            if rest.strip():
+                self._event(orjson.loads(rest))
+        if self.events == events and time.monotonic() - started < 1.0:
+            # client-go: a very short watch with no events is an error, not a clean end.
+            raise WatchEnded("the watch ended at once without events")
+
+    def _event(self, event: dict[str, Any]) -> None:
+        kind, obj = event["type"], event["object"]
+        if kind == "ERROR":
+            raise WatchEnded(
+                f"ERROR event {obj.get('code')} {obj.get('reason', '')}: {obj.get('message', '')}"
+            )
+        self.version = obj["metadata"]["resourceVersion"]
+        if kind == "BOOKMARK":
+            return
+        self.events += 1
+        key = key_of(obj)
+        if kind == "DELETED":
+            self.keys.discard(key)
+            self._sink.delete(key)
+        else:
+            self.keys.add(key)
+            self._sink.upsert(key, obj)
+
+
+class Caches:
+    """The reflectors of one process: started together, ready together."""
+
+    def __init__(self, reflectors: Iterable[Reflector]) -> None:
+        self.reflectors = tuple(reflectors)
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        self._tasks = [asyncio.create_task(r.run()) for r in self.reflectors]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    @property
+    def ready(self) -> bool:
+        return all(r.listed.is_set() for r in self.reflectors)
+
+    def missing(self) -> list[str]:
+        """The kinds whose first LIST is not applied yet."""
+        return sorted({r.kind.name for r in self.reflectors if not r.listed.is_set()})
+
+    async def wait_ready(self) -> None:
+        await asyncio.gather(*(r.listed.wait() for r in self.reflectors))
+
+
+def reflectors(
+    http: Http,
+    sinks: Mapping[Kind, Sink],
+    namespaces: Iterable[str] = (),
+    **options: Any,
+) -> list[Reflector]:
+    """One reflector per kind, or per kind and namespace when `namespaces` are given (a
+    cluster-scoped kind is followed once)."""
+    scopes: list[str | None] = list(namespaces) or [None]
+    found = []
+    for kind, sink in sinks.items():
+        for namespace in scopes if kind.namespaced else [None]:
+            found.append(Reflector(http, kind, sink, namespace=namespace, **options))
+    return found

@@ -1,0 +1,223 @@
+"""The fast path of pod reading gives the Pod the full validation gives, or steps aside."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import hypothesis
+import pytest
+from eq_engine import ObjectError, keys, parse_pod
+from eq_engine.objects import pod_fields
+from eq_engine.pods import _build, _Unsure, fast_pod_fields
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests import realistic
+
+
+def full(raw: Any, namespace: str = "") -> Any:
+    """The Pod through the pydantic models only, or the error they raise."""
+    try:
+        return _build(pod_fields(raw), namespace)
+    except ObjectError as error:
+        return ("error", str(error))
+
+
+def fast(raw: Any, namespace: str = "") -> Any:
+    """The Pod through the fast path when it is sure; None when it steps aside."""
+    try:
+        fields = fast_pod_fields(raw)
+    except _Unsure:
+        return None
+    try:
+        return _build(fields, namespace)
+    except ObjectError as error:
+        return ("error", str(error))
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal, uid included (the dataclass leaves it out of ==)."""
+    if dataclasses.is_dataclass(a) and dataclasses.is_dataclass(b):
+        return dataclasses.astuple(a) == dataclasses.astuple(b)  # type: ignore[arg-type]
+    return bool(a == b)
+
+
+def strategies(odd: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Pods as the API server serves them, and, where `odd` draws something, with values of
+    the wrong type or shape, for which the fast path must step aside."""
+    text = st.one_of(st.sampled_from(["", "a", "web-0", "false", "true", "Always"]), odd)
+    quantity = st.one_of(
+        st.sampled_from(["1", "500m", "2Gi", "1.5", "0", "1e3", "100Mi", "1Ki", "2k"]),
+        st.integers(0, 10**6),
+        odd.flatmap(lambda _: st.sampled_from(["lots", "-1", "", None, 1.5, [1]])),
+    )
+    resources = st.sampled_from(["cpu", "memory", "nvidia.com/gpu", "pods", "hugepages-2Mi"])
+    timestamp = st.one_of(
+        st.sampled_from(
+            [
+                "2025-06-02T08:15:00Z",
+                "2025-06-02T08:15:00.5Z",
+                "2025-06-02T08:15:00.123456Z",
+                "2025-06-02T08:15:00+02:00",
+                "2025-06-02T08:15:00-07:30",
+            ]
+        ),
+        odd.flatmap(
+            lambda _: st.sampled_from(
+                [
+                    "2025-06-02T08:15:00",
+                    "2025-06-02 08:15:00Z",
+                    "2025-06-02",
+                    "2025-13-02T08:15:00Z",
+                    "2025-06-02T24:00:00Z",
+                    "2025-06-02T08:15:60Z",
+                    "2025-06-02T08:15:00.1234567Z",
+                    "yesterday",
+                    1700000000,
+                ]
+            )
+        ),
+    )
+    amounts = st.one_of(st.dictionaries(resources, quantity, max_size=3), odd)
+    label_keys = st.sampled_from(
+        [keys.POD_QUOTA, keys.POD_QUOTA_SEED, keys.PREEMPTIBLE, keys.GATE_OPT_OUT, "app"]
+    )
+
+    def optional(strategy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(strategy, odd)
+
+    block = st.fixed_dictionaries({}, optional={"requests": amounts, "limits": amounts})
+    containers = st.lists(
+        optional(
+            st.fixed_dictionaries(
+                {}, optional={"resources": optional(block), "restartPolicy": text, "name": text}
+            )
+        ),
+        max_size=3,
+    )
+    owner = st.fixed_dictionaries(
+        {},
+        optional={
+            "kind": st.sampled_from(["DaemonSet", "ReplicaSet"]),
+            "controller": st.one_of(st.booleans(), odd),
+        },
+    )
+    metadata = st.fixed_dictionaries(
+        {},
+        optional={
+            "name": text,
+            "generateName": text,
+            "namespace": text,
+            "uid": text,
+            "labels": optional(st.dictionaries(label_keys, text, max_size=4)),
+            "annotations": optional(
+                st.dictionaries(st.sampled_from([keys.MIRROR, "x"]), text, max_size=2)
+            ),
+            "creationTimestamp": timestamp,
+            "deletionTimestamp": timestamp,
+            "ownerReferences": optional(st.lists(optional(owner), max_size=2)),
+        },
+    )
+    spec = st.fixed_dictionaries(
+        {},
+        optional={
+            "nodeName": text,
+            "priority": st.one_of(st.integers(-(2**31), 2**31), odd),
+            "schedulingGates": optional(
+                st.lists(optional(st.fixed_dictionaries({"name": text})), max_size=2)
+            ),
+            "containers": optional(containers),
+            "initContainers": optional(containers),
+            "overhead": amounts,
+            "resources": optional(block),
+        },
+    )
+    status = st.fixed_dictionaries({}, optional={"phase": text, "startTime": timestamp})
+    return st.fixed_dictionaries(
+        {"metadata": optional(metadata)},
+        optional={"spec": optional(spec), "status": optional(status)},
+    )
+
+
+ODD = st.one_of(
+    st.none(), st.integers(-3, 3), st.booleans(), st.just([]), st.just({}), st.just("x")
+)
+WELL_FORMED = strategies(st.nothing())
+ANY = strategies(ODD)
+
+
+@settings(max_examples=1500)
+@given(st.one_of(WELL_FORMED, ANY), st.sampled_from(["", "from-request"]))
+def test_the_fast_path_agrees_with_the_full_validation(raw, namespace):
+    quick = fast(raw, namespace)
+    if quick is not None:
+        hypothesis.event("fast path")
+        assert same(quick, full(raw, namespace))
+    parsed: Any
+    try:
+        parsed = parse_pod(raw, namespace=namespace)
+    except ObjectError as error:
+        parsed = ("error", str(error))
+    assert same(parsed, full(raw, namespace))
+
+
+REALISTIC = [
+    realistic.deployment_pod("shop", "web", 2, requests={"cpu": "500m", "memory": "256Mi"}),
+    realistic.deployment_pod("shop", "web", created=False, requests={"cpu": "1"}),
+    realistic.job_pod("etl", "load", phase="Succeeded", requests={"cpu": "2"}),
+    realistic.cronjob_pod("etl", "nightly", requests={"memory": "1Gi"}),
+    realistic.statefulset_pod("db", "pg", 1, requests={"cpu": "4"}, limits={"cpu": "8"}),
+    realistic.daemonset_pod("kube-system", "fluentd", requests={"cpu": "100m"}),
+    realistic.static_mirror_pod(requests={"cpu": "250m"}),
+    realistic.pod("ml", "train", gates=[keys.ADMISSION_GATE], node=None, requests={"cpu": "3"}),
+    realistic.pod("ml", "evicted", evicted=True, phase="Failed", requests={"cpu": "1"}),
+    realistic.pod("ml", "leaving", terminating=True, priority=1000, requests={"cpu": "1"}),
+    realistic.pod(
+        "ml", "sized", pod_requests={"cpu": "2"}, overhead={"cpu": "100m"}, limits={"cpu": "1"}
+    ),
+    realistic.pod("ml", None, generate_name="web-", node=None, requests={"cpu": "1"}),
+]
+
+
+@pytest.mark.parametrize("raw", REALISTIC, ids=lambda raw: raw["metadata"].get("name", "new"))
+def test_realistic_pods_take_the_fast_path_and_agree(raw):
+    quick = fast(raw)
+    assert quick is not None, "a pod as the API server serves it should not need pydantic"
+    assert same(quick, full(raw))
+
+
+@settings(max_examples=200)
+@given(
+    builder=st.sampled_from(
+        [
+            lambda **o: realistic.deployment_pod("shop", "web", 3, **o),
+            lambda **o: realistic.job_pod("etl", "load", **o),
+            lambda **o: realistic.statefulset_pod("db", "pg", 1, **o),
+            lambda **o: realistic.pod("ml", "train", **o),
+        ]
+    ),
+    requests=st.dictionaries(
+        st.sampled_from(["cpu", "memory", "nvidia.com/gpu"]),
+        st.sampled_from(["100m", "1", "2Gi", "3"]),
+        max_size=3,
+    ),
+    phase=st.sampled_from([None, "Pending", "Running", "Succeeded", "Failed"]),
+    priority=st.integers(-10, 10**6),
+    terminating=st.booleans(),
+    labels=st.dictionaries(
+        st.sampled_from([keys.POD_QUOTA, keys.PREEMPTIBLE, keys.GATE_OPT_OUT]),
+        st.sampled_from(["team-a", "false", "true"]),
+    ),
+)
+def test_realistic_pods_of_any_shape_agree(builder, requests, phase, priority, terminating, labels):
+    raw = builder(
+        requests=requests or None,
+        phase=phase,
+        priority=priority,
+        terminating=terminating,
+        labels=labels,
+    )
+    quick = fast(raw)
+    assert quick is not None
+    assert same(quick, full(raw))
