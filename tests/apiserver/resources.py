@@ -99,6 +99,9 @@ BUILTINS = (
         ("status",),
         ("crd", "crds"),
     ),
+    # Only for `kubectl apply` of the quick start's files: no controller of its own here (the
+    # Deployment stand-in in standins.py plays it), no defaulting, no scale subresource.
+    Resource("apps", "v1", "deployments", "Deployment", True, ("status",), ("deploy",), ("all",)),
 )
 
 
@@ -107,11 +110,18 @@ def load_crd(path: Path = CRD_FILE) -> dict[str, Any]:
     return crd
 
 
+def served_version(crd: dict[str, Any]) -> dict[str, Any]:
+    """The CRD's served storage version (the one the emulator serves)."""
+    (version,) = [v for v in crd["spec"]["versions"] if v.get("served", True) and v.get("storage")]
+    found: dict[str, Any] = version
+    return found
+
+
 def from_crd(crd: dict[str, Any], *, status_subresource: bool | None = None) -> Resource:
     """The served version of a CRD as a Resource. `status_subresource=False` serves it as if the
     CRD declared none (Koordinator's CRD has none), `True` as if it did, None as it says."""
     spec = crd["spec"]
-    (version,) = [v for v in spec["versions"] if v.get("served", True) and v.get("storage")]
+    version = served_version(crd)
     declared = "status" in (version.get("subresources") or {})
     has_status = declared if status_subresource is None else status_subresource
     names = spec["names"]
