@@ -378,6 +378,13 @@ class ApiServer:
                 return _raw(stored.raw)
             rv = {"resourceVersion": stored.obj["metadata"].get("resourceVersion", "")}
             return self._table(request, resource, [stored.obj], version, rv)
+        if "protobuf" in request.headers.get("Content-Type", ""):
+            # Typed kubectl commands (`create namespace`, `run`) send protobuf: not emulated.
+            raise ApiError(
+                415,
+                "the body of the request was in an unknown format - accepted media types "
+                "include: application/json (the emulator decodes no protobuf)",
+            )
         body = orjson.loads(await request.read() or b"null")
         if verb == "create" and not name:
             validation = request.query.get("fieldValidation", "")
