@@ -1,5 +1,6 @@
-"""The kinds the emulator serves, and the discovery documents kubectl and Kopf read about them
-(the legacy format: kubectl falls back to it when the answer's Content-Type is plain JSON)."""
+"""The kinds the emulator serves, and the legacy discovery documents kubectl and Kopf read about
+them (kubectl reads these when `/api` and `/apis` answer plain JSON; discovery.py serves the
+aggregated ones it asks for first)."""
 
 from __future__ import annotations
 
