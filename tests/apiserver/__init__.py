@@ -8,6 +8,12 @@ async with ApiServer(Config(window=100)) as api:
     api.write_kubeconfig(path, token="op-token")    # for kubectl, Kopf, the product
     api.compact(); api.watch_error(410); api.close_watches()
     await api.go_down(); await api.come_up()
+
+For kubectl (tests/kubectl.py runs it against `api.write_kubeconfig`): aggregated and legacy
+discovery, Tables (tables.py), `/openapi/v3` (openapi.py) with `fieldValidation` (schemas.py),
+merge, JSON and strategic merge patches (patching.py), label and field selectors. Not served:
+protobuf bodies (typed commands such as `kubectl create namespace`: 415), server-side apply,
+`/openapi/v2`, the scale subresource.
 """
 
 from .admission import User

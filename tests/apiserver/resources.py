@@ -1,5 +1,6 @@
-"""The kinds the emulator serves, and the discovery documents kubectl and Kopf read about them
-(the legacy format: kubectl falls back to it when the answer's Content-Type is plain JSON)."""
+"""The kinds the emulator serves, and the legacy discovery documents kubectl and Kopf read about
+them (kubectl reads these when `/api` and `/apis` answer plain JSON; discovery.py serves the
+aggregated ones it asks for first)."""
 
 from __future__ import annotations
 
@@ -99,6 +100,9 @@ BUILTINS = (
         ("status",),
         ("crd", "crds"),
     ),
+    # Only for `kubectl apply` of the quick start's files: no controller of its own here (the
+    # Deployment stand-in in standins.py plays it), no defaulting, no scale subresource.
+    Resource("apps", "v1", "deployments", "Deployment", True, ("status",), ("deploy",), ("all",)),
 )
 
 
@@ -107,11 +111,18 @@ def load_crd(path: Path = CRD_FILE) -> dict[str, Any]:
     return crd
 
 
+def served_version(crd: dict[str, Any]) -> dict[str, Any]:
+    """The CRD's served storage version (the one the emulator serves)."""
+    (version,) = [v for v in crd["spec"]["versions"] if v.get("served", True) and v.get("storage")]
+    found: dict[str, Any] = version
+    return found
+
+
 def from_crd(crd: dict[str, Any], *, status_subresource: bool | None = None) -> Resource:
     """The served version of a CRD as a Resource. `status_subresource=False` serves it as if the
     CRD declared none (Koordinator's CRD has none), `True` as if it did, None as it says."""
     spec = crd["spec"]
-    (version,) = [v for v in spec["versions"] if v.get("served", True) and v.get("storage")]
+    version = served_version(crd)
     declared = "status" in (version.get("subresources") or {})
     has_status = declared if status_subresource is None else status_subresource
     names = spec["names"]

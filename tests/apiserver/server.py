@@ -18,12 +18,21 @@ import orjson
 from aiohttp import web
 from multidict import CIMultiDict
 
-from . import patching, strategies
+from . import discovery, openapi, patching, strategies, tables
 from .access import record_access
 from .admission import Admission, Request, User
 from .errors import ApiError, already_exists, conflict, internal, invalid, not_found, status
 from .faults import Fault, Faults
-from .resources import BUILTINS, Catalog, Resource, crd_as_served, from_crd, load_crd
+from .resources import (
+    BUILTINS,
+    Catalog,
+    Resource,
+    crd_as_served,
+    from_crd,
+    load_crd,
+    served_version,
+)
+from .schemas import Schemas
 from .selectors import parse_fields, parse_labels
 from .storage import Storage, Stored, error_line, key_of
 
@@ -90,6 +99,12 @@ class ApiServer:
         crd = crd or load_crd()
         self.quotas = from_crd(crd, status_subresource=self.config.quota_status_subresource)
         self.catalog = Catalog((*BUILTINS, self.quotas))
+        served = served_version(crd)
+        self.printer = tables.Printer({self.quotas.plural: served})
+        self.schemas = Schemas(
+            self.catalog.all, {self.quotas.plural: served["schema"]["openAPIV3Schema"]}
+        )
+        self.openapi = openapi.Documents(self.catalog, self.schemas)
         self.storage = Storage(
             self.catalog.all, window=self.config.window, snapshot_ttl=self.config.snapshot_ttl
         )
@@ -320,8 +335,16 @@ class ApiServer:
             ("apis",): self.catalog.api_group_list,
             ("version",): lambda: VERSION,
         }
+        if parts in (["api"], ["apis"]) and discovery.wanted(request.headers.get("Accept", "")):
+            response = _json(discovery.aggregated(self.catalog, core=parts == ["api"]))
+            response.headers["Content-Type"] = discovery.MEDIA_TYPE
+            return response
         if tuple(parts) in documents:
             return _json(documents[tuple(parts)]())
+        if parts == ["openapi", "v3"]:
+            return _json(self.openapi.index())
+        if parts[:2] == ["openapi", "v3"] and "/".join(parts[2:]) in self.openapi.documents:
+            return _raw(self.openapi.documents["/".join(parts[2:])])
         if parts[:1] == ["apis"] and len(parts) == 2:
             group = self.catalog.api_group(parts[1])
             if group is not None:
@@ -349,10 +372,25 @@ class ApiServer:
         if verb == "watch":
             return await self._watch(request, resource, namespace)
         if verb == "get":
-            return _raw(self._stored(resource, namespace, name).raw)
+            stored = self._stored(resource, namespace, name)
+            version = tables.wanted(request.headers.get("Accept", ""))
+            if version is None:
+                return _raw(stored.raw)
+            rv = {"resourceVersion": stored.obj["metadata"].get("resourceVersion", "")}
+            return self._table(request, resource, [stored.obj], version, rv)
+        if "protobuf" in request.headers.get("Content-Type", ""):
+            # Typed kubectl commands (`create namespace`, `run`) send protobuf: not emulated.
+            raise ApiError(
+                415,
+                "the body of the request was in an unknown format - accepted media types "
+                "include: application/json (the emulator decodes no protobuf)",
+            )
         body = orjson.loads(await request.read() or b"null")
         if verb == "create" and not name:
-            stored, warnings = await self._create(user, resource, namespace, body)
+            validation = request.query.get("fieldValidation", "")
+            stored, warnings = await self._create(
+                user, resource, namespace, body, validation=validation
+            )
             return _raw(stored.raw, 201, warnings)
         if verb == "create" and sub == "eviction":
             return await self._evict(user, resource, namespace, name, body)
@@ -362,7 +400,8 @@ class ApiServer:
             patch = None
             if verb == "patch":
                 patch = patching.media_type(request.headers.get("Content-Type", ""))
-            return await self._update(user, resource, namespace, name, sub, body, patch)
+            validation = request.query.get("fieldValidation", "")
+            return await self._update(user, resource, namespace, name, sub, body, patch, validation)
         if verb == "delete" and name and not sub:
             options = body if isinstance(body, dict) else {}
             grace = request.query.get("gracePeriodSeconds")
@@ -418,8 +457,58 @@ class ApiServer:
                 "metadata": metadata,
             }
         )
+        version = tables.wanted(request.headers.get("Accept", ""))
+        if version is not None:
+            objects = [orjson.loads(item) for item in items]
+            return self._table(request, resource, objects, version, metadata)
         body = head[:-1] + b',"items":[' + b",".join(items) + b"]}"
         return _raw(body)
+
+    def _table(
+        self,
+        request: web.Request,
+        resource: Resource,
+        objects: list[dict[str, Any]],
+        version: str,
+        metadata: dict[str, Any],
+    ) -> web.Response:
+        include = request.query.get("includeObject", "Metadata")
+        table = self.printer.table(
+            resource, objects, version=version, metadata=metadata, include=include
+        )
+        response = _json(table)
+        response.headers["Content-Type"] = tables.MEDIA_TYPE.replace("v=v1", f"v={version}")
+        return response
+
+    def _table_lines(
+        self, request: web.Request, resource: Resource
+    ) -> Callable[[bytes], bytes] | None:
+        """For a watch asking for Tables: each event's object as a one-row Table, the first
+        one with the column definitions (watchEmbeddedEncoder)."""
+        version = tables.wanted(request.headers.get("Accept", ""))
+        if version is None:
+            return None
+        include = request.query.get("includeObject", "Metadata")
+        headers = [True]
+
+        def convert(line: bytes) -> bytes:
+            if not line:
+                return line
+            event = orjson.loads(line)
+            if event["type"] in ("ERROR", "BOOKMARK"):
+                return line
+            event["object"] = self.printer.table(
+                resource,
+                [event["object"]],
+                version=version,
+                metadata={"resourceVersion": event["object"]["metadata"]["resourceVersion"]},
+                include=include,
+                headers=headers[0],
+            )
+            headers[0] = False
+            return orjson.dumps(event) + b"\n"
+
+        return convert
 
     async def _watch(
         self, request: web.Request, resource: Resource, namespace: str | None
@@ -436,6 +525,9 @@ class ApiServer:
         timeout = float(query["timeoutSeconds"]) if query.get("timeoutSeconds") else None
         matches = self._matcher(request, resource)
         watcher, first = self.storage.watch(resource, namespace, matches, since)
+        convert = self._table_lines(request, resource)
+        if convert is not None:
+            first = iter([convert(line) for line in first])
         response = web.StreamResponse(headers={"Content-Type": "application/json"})
         response.enable_chunked_encoding()
         loop = asyncio.get_running_loop()
@@ -469,6 +561,8 @@ class ApiServer:
                     watcher.buffer.append(self._bookmark(resource))
                     next_bookmark = loop.time() + self.config.bookmark_interval
                 lines, watcher.buffer = watcher.buffer, []
+                if convert is not None:
+                    lines = [convert(line) for line in lines]
                 if watcher.abort:
                     if request.transport is not None:
                         request.transport.abort()
@@ -502,6 +596,7 @@ class ApiServer:
         body: Any,
         *,
         admit: bool = True,
+        validation: str = "",
     ) -> tuple[Stored, list[str]]:
         if not isinstance(body, dict):
             raise ApiError(400, "the body of the request is not an object")
@@ -514,6 +609,7 @@ class ApiServer:
             )
         obj = {**body, "apiVersion": resource.api_version, "kind": resource.kind}
         obj = strategies.check_namespace(resource, strategies.wipe_for_create(obj), namespace)
+        obj, unknown = self.schemas.prune(resource, obj, validation)
         metadata = obj["metadata"]
         if not metadata.get("name") and not metadata.get("generateName"):
             raise invalid(
@@ -523,7 +619,7 @@ class ApiServer:
             )
         self._provision(namespace if resource.namespaced else None)
         attrs = Request("CREATE", resource, namespace, metadata.get("name", ""), obj, None, user)
-        warnings = await self.admission.mutate(attrs) if admit else []
+        warnings = unknown + (await self.admission.mutate(attrs) if admit else [])
         for attempt in range(8):  # maxNameGenerationCreateAttempts
             candidate = strategies.fill_for_create(resource, copy.deepcopy(attrs.obj or {}))
             meta = candidate["metadata"]
@@ -558,6 +654,7 @@ class ApiServer:
         sub: str,
         body: Any,
         patch: str | None,
+        validation: str = "",
     ) -> web.StreamResponse:
         """PUT (`patch` None) or PATCH (`patch` the media type) of an object or its status."""
         stored = self._stored(resource, namespace, name)
@@ -573,8 +670,9 @@ class ApiServer:
                 f"({name})",
             )
         new = strategies.check_namespace(resource, new, namespace)
+        new, unknown = self.schemas.prune(resource, new, validation)
         attrs = Request("UPDATE", resource, namespace, name, new, old, user, sub)
-        warnings = await self.admission.mutate(attrs)
+        warnings = unknown + await self.admission.mutate(attrs)
         new = attrs.obj or {}
         rv = (new.get("metadata") or {}).get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:

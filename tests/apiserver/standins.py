@@ -1,5 +1,7 @@
 """Stand-ins for the control plane's other parts, driven by watching the emulator over HTTP:
-a scheduler (kube-scheduler's outcome, not its algorithm) and a ReplicaSet-like controller.
+a scheduler (kube-scheduler's outcome, not its algorithm, and the kubelet's Running), a
+ReplicaSet-like controller, and a Deployment controller that plays each applied Deployment with
+one of those.
 
 Both react to watch events (an informer per resource wakes their loop), never to a timer, and
 write over HTTP as the real components do: the scheduler through `pods/binding`, the
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import re
 import uuid
 from typing import Any
@@ -18,6 +21,7 @@ from .client import JSON, ApiCallError, Client, Informer
 from .resources import BUILTINS
 
 PODS, NODES = BUILTINS[0], BUILTINS[1]
+(DEPLOYMENTS,) = [r for r in BUILTINS if r.plural == "deployments"]
 _SUFFIXES = {
     "": 1,
     "k": 10**3,
@@ -157,7 +161,20 @@ class Scheduler(_Controller):
         }
         status, _, _ = await self.client.request("POST", path + "/binding", binding)
         if status == 201 and self.run:
-            patch = {"status": {"phase": "Running"}}
+            # What `kubectl get pods` reads: READY 1/1 and STATUS Running.
+            containers = [
+                {
+                    "name": c.get("name", ""),
+                    "image": c.get("image", ""),
+                    "imageID": c.get("image", ""),  # always sent by the API (clients require it)
+                    "ready": True,
+                    "started": True,
+                    "restartCount": 0,
+                    "state": {"running": {"startedAt": pod["metadata"].get("creationTimestamp")}},
+                }
+                for c in (pod.get("spec") or {}).get("containers") or ()
+            ]
+            patch = {"status": {"phase": "Running", "containerStatuses": containers}}
             await self.client.request(
                 "PATCH", path + "/status", patch, content_type="application/merge-patch+json"
             )
@@ -222,3 +239,53 @@ class ReplicaSet(_Controller):
         # Count it at once: the watch event may come after the next reconcile.
         self.pods.objects[self.namespace, created["metadata"]["name"]] = created
         self.created += 1
+
+
+class Deployments(_Controller):
+    """Plays every apps/v1 Deployment with a ReplicaSet stand-in named `NAME-HASH` (the pod
+    template's hash, also the pods' `pod-template-hash` label) that keeps `spec.replicas` pods of
+    its template; a changed `replicas` is followed, a changed template is not (no rollouts), and
+    a deleted Deployment's pods are deleted (the garbage collector). No status is written."""
+
+    def __init__(self, client: Client) -> None:
+        super().__init__(client)
+        self.deployments = self._inform(Informer(client, DEPLOYMENTS, self._wake.set))
+        self.replica_sets: dict[tuple[str | None, str], ReplicaSet] = {}
+
+    async def stop(self) -> None:
+        for replica_set in self.replica_sets.values():
+            await replica_set.stop()
+        await super().stop()
+
+    async def _reconcile(self) -> None:
+        for key, deployment in list(self.deployments.objects.items()):
+            spec = deployment.get("spec") or {}
+            replicas = int(spec.get("replicas", 1))
+            played = self.replica_sets.get(key)
+            if played is None:
+                played = self.replica_sets[key] = self._replica_set(deployment, replicas)
+                await played.start()
+            elif played.replicas != replicas:
+                played.replicas = replicas
+                played._wake.set()
+        for key in [k for k in self.replica_sets if k not in self.deployments.objects]:
+            played = self.replica_sets.pop(key)
+            await played.stop()
+            for pod in played.owned():
+                path = f"{PODS.prefix(played.namespace)}/{pod['metadata']['name']}"
+                await self.client.request("DELETE", path)
+
+    def _replica_set(self, deployment: JSON, replicas: int) -> ReplicaSet:
+        template = deployment["spec"]["template"]
+        digest = hashlib.sha256(repr(template).encode()).digest()
+        alphabet = "bcdfghjklmnpqrstvwxz2456789"
+        suffix = "".join(alphabet[b % len(alphabet)] for b in digest[:10])
+        metadata = dict(template.get("metadata") or {})
+        metadata["labels"] = {**(metadata.get("labels") or {}), "pod-template-hash": suffix}
+        return ReplicaSet(
+            self.client,
+            f"{deployment['metadata']['name']}-{suffix}",
+            deployment["metadata"]["namespace"],
+            replicas,
+            {**template, "metadata": metadata},
+        )

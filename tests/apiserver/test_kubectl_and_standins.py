@@ -1,41 +1,24 @@
-"""kubectl reads the emulator (discovery, lists), and the stand-in scheduler and ReplicaSet
-controller keep the cluster moving by reacting to watch events."""
+"""kubectl reads the emulator (discovery, lists), and the stand-in scheduler, ReplicaSet and
+Deployment controllers keep the cluster moving by reacting to watch events."""
 
 from __future__ import annotations
 
-import asyncio
-
 from tests.apiserver.conftest import PODS
-from tests.apiserver.standins import ReplicaSet, Scheduler
+from tests.apiserver.standins import Deployments, ReplicaSet, Scheduler
+from tests.kubectl import Kubectl, rows
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually
-
-KUBECTL = "/usr/bin/kubectl"
-
-
-async def kubectl(api, tmp_path, *args: str) -> str:
-    config = api.write_kubeconfig(tmp_path / "kubeconfig")
-    process = await asyncio.create_subprocess_exec(
-        KUBECTL,
-        "--kubeconfig",
-        str(config),
-        "--cache-dir",
-        str(tmp_path / "cache"),
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await process.communicate()
-    assert process.returncode == 0, err.decode()
-    return out.decode()
 
 
 async def test_kubectl_lists_pods_nodes_and_quotas(api, tmp_path):
     api.seed(node("n1", cpu="4"), pod("web-1"), pod("db-1", namespace="data"), quota("team"))
-    pods = await kubectl(api, tmp_path, "get", "pods", "-A")
-    assert "web-1" in pods and "db-1" in pods and "NAMESPACE" in pods
-    assert "n1" in await kubectl(api, tmp_path, "get", "nodes")
-    assert "team" in await kubectl(api, tmp_path, "get", "eq", "-n", "quotas")
+    kubectl = Kubectl(api, tmp_path)
+    pods = rows((await kubectl.run("kubectl get pods -A")).out)
+    assert {(p["NAMESPACE"], p["NAME"]) for p in pods} == {("apps", "web-1"), ("data", "db-1")}
+    assert [n["NAME"] for n in rows((await kubectl.run("kubectl get nodes")).out)] == ["n1"]
+    assert [q["NAME"] for q in rows((await kubectl.run("kubectl get eq -n quotas")).out)] == [
+        "team"
+    ]
 
 
 async def test_the_scheduler_binds_what_fits_and_not_gated_pods(api, client):
@@ -78,3 +61,31 @@ async def test_the_replicaset_keeps_its_pods_alive(api, client):
         assert len(names) == 3 and evicted not in names
     finally:
         await controller.stop()
+
+
+async def test_an_applied_deployment_is_played_by_a_replicaset(api, client, tmp_path):
+    api.seed(node("n1", cpu="4", memory="4Gi", pods="10"))
+    scheduler, deployments = Scheduler(client), Deployments(client)
+    await scheduler.start()
+    await deployments.start()
+    kubectl = Kubectl(api, tmp_path)
+    try:
+        await kubectl.run("kubectl apply -f examples/quickstart/reclaim.yaml")
+
+        async def ready():
+            listed = rows((await kubectl.run("kubectl get pods -n team-b")).out)
+            return [(p["READY"], p["STATUS"]) for p in listed] == [("1/1", "Running")] * 2
+
+        await eventually(ready, what="two running replicas")
+        (played,) = deployments.replica_sets.values()
+        assert played.name.startswith("serve-") and len(played.owned()) == 2
+        labels = played.owned()[0]["metadata"]["labels"]
+        assert labels["app"] == "serve" and labels["pod-template-hash"] == played.name[6:]
+        # No scale subresource here: `kubectl scale` is not served; a patch is.
+        await kubectl.run('kubectl patch deployment serve -n team-b -p \'{"spec":{"replicas":3}}\'')
+        await eventually(lambda: len(played.owned()) == 3, what="a third replica")
+        await kubectl.run("kubectl delete -f examples/quickstart/reclaim.yaml")
+        await eventually(lambda: not api.objects("pods"), what="the pods collected")
+    finally:
+        await deployments.stop()
+        await scheduler.stop()

@@ -1,0 +1,174 @@
+"""Server-side printing and discovery as kube-apiserver 1.32 serves them to kubectl (fact sheet
+§11, §12): Tables from the CRD's printer columns and the built-in printers, aggregated discovery
+chosen by the Accept header, short names and categories from the CRD."""
+
+from __future__ import annotations
+
+import copy
+
+import orjson
+import pytest
+
+from tests.apiserver import ApiServer, Config
+from tests.apiserver.conftest import PODS, QUOTAS
+from tests.apiserver.jsonpath import MISSING, first, parse
+from tests.apiserver.resources import load_crd
+from tests.apiserver.tables import human_duration
+from tests.kubectl import Kubectl, rows
+from tests.manifests import node, pod, quota
+
+TABLE = (
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;"
+    "g=meta.k8s.io,application/json"
+)
+AGGREGATED = (
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+)
+P = "quota.scheduling.koordinator.sh/"
+
+
+async def get(client, path, accept):
+    async with client.session.get(client.url + path, headers={"Accept": accept}) as response:
+        return response.status, response.headers["Content-Type"], await response.json()
+
+
+def test_jsonpath_takes_kubernetes_escapes_indexes_and_filters():
+    obj = {
+        "metadata": {"labels": {"a.b/c": "x"}},
+        "status": {"conditions": [{"type": "A", "s": 1}, {"type": "Ready", "s": True}]},
+    }
+    assert first(r".metadata.labels.a\.b/c", obj) == "x"
+    assert first("{.metadata.labels['a.b/c']}", obj) == "x"
+    assert first(".status.conditions[-1].s", obj) is True
+    assert first('.status.conditions[?(@.type=="Ready")].s', obj) is True
+    assert first(".status.conditions[*].type", obj) == "A"  # only the first result
+    assert first(".spec.missing", obj) is MISSING
+    with pytest.raises(ValueError):
+        parse("..type")
+
+
+def test_ages_read_as_kubectl_prints_them():
+    assert [human_duration(s) for s in (-5, -1, 5, 119, 125, 600, 3 * 3600 + 60)] == [
+        "<invalid>",
+        "0s",
+        "5s",
+        "119s",
+        "2m5s",
+        "10m",
+        "3h1m",
+    ]
+    assert [human_duration(d * 86400) for d in (3, 30, 800)] == ["3d", "30d", "2y70d"]
+
+
+async def test_a_quota_table_follows_the_crds_printer_columns(api, client):
+    team = quota("team", min={"cpu": "1"}, max={"cpu": "4"}, parent="dept")
+    team["metadata"]["annotations"][P + "runtime"] = '{"cpu":"2"}'
+    api.seed(team)
+    code, content_type, table = await get(client, QUOTAS, TABLE)
+    assert (code, content_type) == (200, "application/json;as=Table;v=v1;g=meta.k8s.io")
+    assert table["kind"] == "Table" and table["apiVersion"] == "meta.k8s.io/v1"
+    names = [c["name"] for c in table["columnDefinitions"]]
+    assert names == ["Name", "Parent", "Min", "Max", "Runtime", "Used", "Waiting", "Age"]
+    assert table["columnDefinitions"][0]["format"] == "name"
+    (row,) = table["rows"]
+    # Maps print as compact JSON, a missing path is a null cell, the date column is an age.
+    assert row["cells"][:7] == [
+        "team",
+        "dept",
+        '{"cpu":"1"}',
+        '{"cpu":"4"}',
+        '{"cpu":"2"}',
+        None,
+        None,
+    ]
+    assert row["cells"][7].endswith("s")
+    assert row["object"]["kind"] == "PartialObjectMetadata"
+    assert row["object"]["metadata"]["namespace"] == "quotas"
+    assert table["metadata"]["resourceVersion"]
+    _, _, whole = await get(client, QUOTAS + "?includeObject=Object", TABLE)
+    assert whole["rows"][0]["object"]["spec"]["max"] == {"cpu": "4"}
+    _, _, bare = await get(client, QUOTAS + "?includeObject=None", TABLE)
+    assert "object" not in bare["rows"][0]
+    _, _, one = await get(client, QUOTAS + "/team", TABLE)
+    assert [r["cells"][0] for r in one["rows"]] == ["team"]
+    _, content_type, listed = await get(client, QUOTAS, "application/json")
+    assert (content_type, listed["kind"]) == ("application/json", "ElasticQuotaList")
+
+
+async def test_a_crd_without_printer_columns_gets_name_and_age(tmp_path):
+    crd = copy.deepcopy(load_crd())
+    for version in crd["spec"]["versions"]:
+        version.pop("additionalPrinterColumns", None)
+    async with ApiServer(Config(), crd=crd) as api:
+        api.seed(quota("team"))
+        kubectl = Kubectl(api, tmp_path)
+        result = await kubectl.run("kubectl get eq -A")
+        assert list(rows(result.out)[0]) == ["NAMESPACE", "NAME", "AGE"]
+
+
+async def test_pod_tables_say_gated_running_and_terminating(api, client):
+    api.seed(node("node-1", cpu="4"))
+    api.seed(pod("waiting", node=None))
+    # Created as a client would: the server adds the SchedulingGated condition.
+    await client.call("POST", PODS, pod("gated", node=None, gated=True))
+    running = pod("running")
+    running["status"] = {
+        "phase": "Running",
+        "containerStatuses": [
+            {"name": "c", "ready": True, "restartCount": 2, "state": {"running": {}}}
+        ],
+    }
+    api.seed(running)
+    _, _, table = await get(client, PODS, TABLE)
+    names = [c["name"] for c in table["columnDefinitions"]]
+    assert names[:5] == ["Name", "Ready", "Status", "Restarts", "Age"]
+    assert [c["priority"] for c in table["columnDefinitions"]][5:] == [1, 1, 1, 1]
+    cells = {r["cells"][0]: r["cells"] for r in table["rows"]}
+    assert cells["gated"][1:4] == ["0/1", "SchedulingGated", "0"]
+    assert cells["waiting"][1:3] == ["0/1", "Pending"]
+    assert cells["running"][1:4] == ["1/1", "Running", "2"]
+    assert cells["running"][6] == "node-1" and cells["gated"][6] == "<none>"
+
+
+async def test_a_table_watch_sends_column_definitions_once(api, client):
+    api.seed(quota("a"))
+    listed = await client.call("GET", QUOTAS)
+    rv = listed["metadata"]["resourceVersion"]
+    api.seed(quota("b"), quota("c"))
+    params = {"watch": "true", "resourceVersion": rv, "timeoutSeconds": "1"}
+    headers = {"Accept": TABLE}
+    async with client.session.get(client.url + QUOTAS, params=params, headers=headers) as r:
+        events = [orjson.loads(line) async for line in r.content if line.strip()]
+    assert [e["object"]["rows"][0]["cells"][0] for e in events] == ["b", "c"]
+    assert ["columnDefinitions" in e["object"] for e in events] == [True, False]
+
+
+async def test_aggregated_discovery_is_chosen_by_the_accept_header(api, client):
+    _, content_type, apis = await get(client, "/apis", AGGREGATED)
+    assert content_type == "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    groups = {item["metadata"]["name"]: item for item in apis["items"]}
+    (version,) = groups["scheduling.sigs.k8s.io"]["versions"]
+    (quotas,) = version["resources"]
+    assert quotas["shortNames"] == ["eq", "eqs"] and quotas["scope"] == "Namespaced"
+    assert quotas["subresources"][0]["subresource"] == "status"
+    _, _, core = await get(client, "/api", AGGREGATED)
+    (item,) = core["items"]
+    assert item["metadata"] == {}  # the core group's name is empty
+    pods = next(r for r in item["versions"][0]["resources"] if r["resource"] == "pods")
+    assert pods["categories"] == ["all"]
+    assert {s["subresource"] for s in pods["subresources"]} == {"status", "eviction", "binding"}
+    _, content_type, legacy = await get(client, "/apis", "application/json")
+    assert content_type == "application/json" and legacy["kind"] == "APIGroupList"
+
+
+async def test_kubectl_resolves_the_crds_short_names_and_categories(tmp_path):
+    crd = copy.deepcopy(load_crd())
+    crd["spec"]["names"]["categories"] = ["quotas"]
+    async with ApiServer(Config(), crd=crd) as api:
+        api.seed(quota("team"), pod("web"))
+        kubectl = Kubectl(api, tmp_path)
+        for command in ("kubectl get eq -A", "kubectl get eqs -A", "kubectl get quotas -A"):
+            assert [r["NAME"] for r in rows((await kubectl.run(command)).out)] == ["team"]
+        everything = await kubectl.run("kubectl get all -n apps")
+        assert "pod/web" in everything.out and "team" not in everything.out
