@@ -63,7 +63,7 @@ async def test_explain_a_pod_and_a_group_live(api, tmp_path):
         "reclaim: 1st of 1 pods team-a would lose now (used cpu 2500m, runtime cpu 2)"
     )
     group = await kubectl(api, tmp_path, "explain", "group", "team-a")
-    assert "borrowing above min under research: it (cpu 1)" in group.stdout
+    assert "using above its min (borrowed) under research: it (cpu 1500m)" in group.stdout
 
 
 async def test_what_if_against_the_live_cluster(api, tmp_path):

@@ -180,6 +180,19 @@ async def test_probes_and_metrics(api, client, tmp_path):
             'elastic_quota_group_used{group="team-a",namespace="team-a",parent="dept",'
             'resource="cpu"} 16000.0'
         ) in page
+        # team-a: min 12, four running pods of 4 -> 4 borrowed, and the least important pod
+        # over its min; sub-1: min 4, asks 3 -> 1 lent.
+        assert (
+            'elastic_quota_group_borrowed{group="team-a",namespace="team-a",parent="dept",'
+            'resource="cpu"} 4000.0'
+        ) in page
+        assert (
+            'elastic_quota_group_lent{group="sub-1",namespace="sub-1",parent="team-b",'
+            'resource="cpu"} 1000.0'
+        ) in page
+        assert (
+            'elastic_quota_group_over_quota_pods{group="team-a",namespace="team-a",parent="dept"} 1.0'
+        ) in page
         assert "elastic_quota_recompute_duration_seconds_count" in page
         assert 'elastic_quota_api_writes_total{kind="ElasticQuota",result="ok"}' in page
         await client.delete(quota("sub-2", namespace="sub-2"))
