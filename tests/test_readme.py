@@ -17,10 +17,11 @@ def block_after(heading: str) -> list[str]:
     return [b.strip() for b in re.findall(r"```bash\n(.*?)```", section, re.DOTALL)]
 
 
-def test_ci_runs_the_readme_set_up_and_test_commands():
+def test_ci_runs_the_readme_set_up_checks_and_test_commands():
     set_up, _, test = block_after("## Try it here, without a cluster")
+    checks = block_after("## Development")[0].splitlines()
     ci = (REPO / ".ci" / "run").read_text().strip().splitlines()
-    assert ci[-2:] == [set_up, test]
+    assert ci[-len(checks) - 2 :] == [set_up, *checks, test]
 
 
 def test_the_readme_run_command_simulates_the_example_organisation():
