@@ -4,28 +4,21 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.cli.running import cli
 from tests.manifests import node, pod, quota
-from tests.paths import PYTHONPATH, REPO
+from tests.paths import REPO
 
 EXAMPLES = [str(REPO / "examples" / f) for f in ("quotas.yaml", "nodes.yaml", "workloads.yaml")]
 EXAMPLE_ARGS = [arg for path in EXAMPLES for arg in ("-f", path)]
 
 
 def simulate(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "eq_cli.main", "simulate", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PYTHONPATH": PYTHONPATH, "PATH": "/usr/bin:/bin"},
-    )
+    return cli("simulate", *args, stdin=stdin)
 
 
 def write(tmp_path: Path, name: str, *objects: dict) -> str:

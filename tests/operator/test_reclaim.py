@@ -132,7 +132,7 @@ async def test_non_preemptible_pods_are_never_evicted(api, client, tmp_path):
         await operator.stop()
 
 
-@pytest.mark.parametrize("flag", ["--dry-run=true"])
+@pytest.mark.parametrize("flag", ["--dry-run", "--dry-run=true"])
 async def test_dry_run_evicts_nothing_and_records_events(api, client, tmp_path, flag):
     store(api, *borrowing())
     evictions = Evictions(api, client)
