@@ -41,3 +41,11 @@ def test_the_quick_start_applies_files_that_exist_and_names_the_chart():
     assert "helm install elastic-quota manifests/elastic-quota" in commands
     labelled = "-l quota.scheduling.koordinator.sh/capacity=over-quota"
     assert labelled in commands
+
+
+def test_every_symbol_the_table_and_the_tree_print_is_explained():
+    from eq_cli.output import SYMBOLS
+
+    simulate = README.split("## `elastic-quota simulate`", 1)[1].split("\n## ", 1)[0]
+    explained = re.findall(r"^\| `(.)`", simulate, re.MULTILINE)
+    assert sorted(explained) == sorted(SYMBOLS)

@@ -16,6 +16,8 @@ from .quantities import (
     ResourceList,
     format_quantity,
     format_resource_list,
+    is_bytes,
+    is_milli,
     parse_quantity,
     to_canonical,
 )
@@ -38,6 +40,8 @@ __all__ = [
     "ResourceList",
     "format_quantity",
     "format_resource_list",
+    "is_bytes",
+    "is_milli",
     "parse_node",
     "parse_pod",
     "parse_quantity",
