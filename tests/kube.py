@@ -12,14 +12,13 @@ import aiohttp
 import aiohttp.web
 import kmock
 
+from tests.access import ACCESS
+
 QUOTAS = "scheduling.sigs.k8s.io/v1alpha1/elasticquotas"
 PODS = "v1/pods"
 NODES = "v1/nodes"
 EVENTS = "v1/events"
 LEASES = "coordination.k8s.io/v1/leases"
-# What the product's processes asked of the API: (component, group, resource, verb), as an RBAC
-# rule names it. The chart's RBAC must cover exactly this (tests/chart/test_rbac.py).
-ACCESS: set[tuple[str, str, str, str]] = set()
 _READS = {kmock.action.LIST: "list", kmock.action.WATCH: "watch", kmock.action.FETCH: "get"}
 _WRITES = {"POST": "create", "PATCH": "patch", "PUT": "update", "DELETE": "delete"}
 _PATHS = {
