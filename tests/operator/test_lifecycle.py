@@ -12,12 +12,24 @@ from tests.kube import EVENTS, LEASES, QUOTAS, store, stored
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually, requests, start_operator
 from tests.operator.test_accounting import converged, tree
+from tests.waiting import consistently
 
 BUILTINS = {"koordinator-root-quota", "koordinator-system-quota", "koordinator-default-quota"}
 
 
 def writes(api) -> list:
     return [r for r in requests(api, "PATCH") if "/leases/" not in str(r.url)]
+
+
+async def _metric(operator, series: str, value: str) -> bool:
+    """Whether a sample of `elastic_quota_<series>...` (cpu) has this value now."""
+    _, text = await operator.get("/metrics")
+    return any(
+        line.startswith("elastic_quota_" + series)
+        and 'resource="cpu"' in line
+        and line.endswith(" " + value)
+        for line in text.splitlines()
+    )
 
 
 async def test_builtins_are_created_once_and_a_restart_writes_nothing(api, tmp_path):
@@ -46,10 +58,8 @@ async def test_builtins_are_created_once_and_a_restart_writes_nothing(api, tmp_p
             lambda: any(o["spec"].get("holderIdentity") == "op" for o in stored(api, LEASES)),
             what="leadership",
         )
-        import asyncio
-
-        await asyncio.sleep(0.5)  # several batches
-        assert len(writes(api)) == written  # everything was right already
+        # everything was right already: ten batches as the leader write nothing
+        await consistently(lambda: len(writes(api)) == written, seconds=0.5, what="no writes")
         creations = [r for r in requests(api, "POST", "/elasticquotas")]
         assert len(creations) == 6  # three at each start; the second three were refused (409)
     finally:
@@ -100,10 +110,12 @@ async def test_a_stand_by_writes_nothing(api, client, tmp_path):
     )
     stand_by = await start_operator(tmp_path, api, name="stand-by")
     try:
-        import asyncio
-
         await client.create(pod("late", namespace="team-a", cpu="2"))
-        await asyncio.sleep(1.0)
+        # it has computed the late pod (16 cpu of team-a's four pods, plus 2) and written nothing
+        await eventually(
+            lambda: _metric(stand_by, 'group_request{group="team-a",', "18000.0"),
+            what="the stand-by to count the late pod",
+        )
         assert writes(api) == []
         assert not converged(api)
     finally:
