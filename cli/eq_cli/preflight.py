@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 import ssl
 
-from kubernetes_asyncio.config import incluster_config
+# kubernetes-asyncio's in-cluster login reads these (not imported: simulate loads this module
+# and needs no client library)
+SERVICE_HOST = "KUBERNETES_SERVICE_HOST"
+SERVICE_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
 
 class PreflightError(Exception):
@@ -20,9 +23,8 @@ def credentials(kubeconfig: str | None) -> None:
         if not os.path.exists(kubeconfig):
             raise PreflightError(f"--kubeconfig {kubeconfig}: no such file")
         return
-    host = incluster_config.SERVICE_HOST_ENV_NAME
+    host, token = SERVICE_HOST, SERVICE_TOKEN
     if host in os.environ:
-        token = incluster_config.SERVICE_TOKEN_FILENAME
         if not os.path.isfile(token):
             raise PreflightError(
                 f"in a cluster ({host} is set) but the service account token {token} is "

@@ -126,3 +126,11 @@ def test_the_webhook_without_credentials_says_how_to_give_them(tmp_path):
     assert one_line(done.stderr).startswith(
         "elastic-quota webhook: error: no Kubernetes credentials"
     )
+
+
+def test_the_in_cluster_login_is_looked_for_where_the_client_library_looks():
+    from eq_cli import preflight
+    from kubernetes_asyncio.config import incluster_config
+
+    assert preflight.SERVICE_HOST == incluster_config.SERVICE_HOST_ENV_NAME
+    assert preflight.SERVICE_TOKEN == incluster_config.SERVICE_TOKEN_FILENAME
