@@ -34,7 +34,10 @@ class GroupStatus:
 
     @property
     def borrowed(self) -> dict[str, int]:
-        """Used above its (effective) min, on the resources its runtime covers."""
+        """Used above its (effective) min, on the resources its runtime covers; the root
+        borrows from nobody."""
+        if self.parent is None:
+            return {}
         return {
             name: used - self.effective_min.get(name, 0)
             for name, used in self.used.items()
