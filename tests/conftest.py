@@ -1,7 +1,9 @@
-import json
 import os
 
+import pytest
 from hypothesis import settings
+
+from tests import access
 
 # CI runs more examples than a developer's quick run, and the same ones every time, so that a
 # red build is reproducible; developers' runs explore new examples.
@@ -10,11 +12,19 @@ settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
-def pytest_sessionfinish(session: object, exitstatus: int) -> None:
-    """With ELASTIC_QUOTA_TESTS_ACCESS_LOG set, write down what the product asked of the API."""
-    target = os.environ.get("ELASTIC_QUOTA_TESTS_ACCESS_LOG")
-    if target:
-        from tests.kube import ACCESS
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{access.LAST}: reads what the product asked of the API; runs last"
+    )
 
-        with open(target, "w") as out:
-            json.dump(sorted(ACCESS), out)
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    access.collected(config, items)
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    access.deselected(items)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    access.reported(report)

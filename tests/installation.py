@@ -27,7 +27,7 @@ import aiohttp
 import yaml
 
 from tests.apiserver import ApiServer, User
-from tests.chart.rendering import env, find, helm
+from tests.chart.rendering import IMAGE, env, find, helm
 from tests.paths import PYTHONPATH
 from tests.webhook.conftest import free_port
 
@@ -58,7 +58,7 @@ class Process:
 
 
 def render(*settings: str) -> list[dict[str, Any]]:
-    flags = [part for setting in settings for part in ("--set", setting)]
+    flags = [part for setting in (IMAGE, *settings) for part in ("--set", setting)]
     text = helm.template("--namespace", NAMESPACE, *flags, release=RELEASE)
     return [doc for doc in yaml.safe_load_all(text) if doc]
 

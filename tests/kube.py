@@ -11,14 +11,12 @@ import aiohttp
 if TYPE_CHECKING:
     from tests.apiserver import ApiServer
 
+
 QUOTAS = "scheduling.sigs.k8s.io/v1alpha1/elasticquotas"
 PODS = "v1/pods"
 NODES = "v1/nodes"
 EVENTS = "v1/events"
 LEASES = "coordination.k8s.io/v1/leases"
-# What the product's processes asked of the API: (component, group, resource, verb), as an RBAC
-# rule names it. The chart's RBAC must cover exactly this (tests/chart/test_rbac.py).
-ACCESS: set[tuple[str, str, str, str]] = set()
 _PATHS = {
     "ElasticQuota": "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/{namespace}/elasticquotas",
     "Pod": "/api/v1/namespaces/{namespace}/pods",

@@ -17,10 +17,11 @@ def block_after(heading: str) -> list[str]:
     return [b.strip() for b in re.findall(r"```bash\n(.*?)```", section, re.DOTALL)]
 
 
-def test_ci_runs_the_readme_set_up_and_test_commands():
+def test_ci_runs_the_readme_set_up_checks_and_test_commands():
     set_up, _, test = block_after("## Try it here, without a cluster")
+    checks = block_after("## Development")[0].splitlines()
     ci = (REPO / ".ci" / "run").read_text().strip().splitlines()
-    assert ci[-2:] == [set_up, test]
+    assert ci[-len(checks) - 2 :] == [set_up, *checks, test]
 
 
 def test_the_readme_run_command_simulates_the_example_organisation():
@@ -35,8 +36,16 @@ def test_the_readme_run_command_simulates_the_example_organisation():
 
 def test_the_quick_start_applies_files_that_exist_and_names_the_chart():
     commands = "\n".join(block_after("## Quick start in a cluster"))
-    for path in re.findall(r"-f (\S+)", commands):
-        assert (REPO / path).exists(), path
+    for path in re.findall(r"(?:-f|sed '[^']*') (\S+)", commands):
+        assert path == "-" or (REPO / path).exists(), path
     assert "helm install elastic-quota manifests/elastic-quota" in commands
     labelled = "-l quota.scheduling.koordinator.sh/capacity=over-quota"
     assert labelled in commands
+
+
+def test_every_symbol_the_table_and_the_tree_print_is_explained():
+    from eq_cli.output import SYMBOLS
+
+    simulate = README.split("## `elastic-quota simulate`", 1)[1].split("\n## ", 1)[0]
+    explained = re.findall(r"^\| `(.)`", simulate, re.MULTILINE)
+    assert sorted(explained) == sorted(SYMBOLS)

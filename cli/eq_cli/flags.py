@@ -30,6 +30,8 @@ def add(group: Any, flag: str, *, default: Any, help: str, **kwargs: Any) -> Non
             value = convert(raw)
         except (TypeError, ValueError, argparse.ArgumentTypeError) as error:
             raise SystemExit(f"elastic-quota: error: {variable}={raw!r}: {error}") from None
+    if kwargs.get("type") is boolean:  # `--dry-run` alone means true; `--dry-run=false` too
+        kwargs.update(nargs="?", const=True, metavar="BOOL")
     shown = "" if default is None else f"; default: {default}"
     group.add_argument(flag, default=value, help=f"{help} (env {variable}{shown})", **kwargs)
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from importlib import metadata
 
+import yaml
 from kubernetes_asyncio import client, config
+
+from .preflight import PreflightError, credentials
 
 
 async def connect(kubeconfig: str | None, component: str) -> client.ApiClient:
@@ -13,10 +16,18 @@ async def connect(kubeconfig: str | None, component: str) -> client.ApiClient:
 
     Requests carry `User-Agent: elastic-quota/VERSION (COMPONENT)`, so that audit logs and API
     priority and fairness can tell the operator's calls from the webhook's."""
-    if kubeconfig is None and config.incluster_config.SERVICE_HOST_ENV_NAME in os.environ:
-        config.load_incluster_config()  # type: ignore[no-untyped-call]
-    else:
-        await config.load_kube_config(config_file=kubeconfig)
+    credentials(kubeconfig)
+    try:
+        if kubeconfig is None and config.incluster_config.SERVICE_HOST_ENV_NAME in os.environ:
+            config.load_incluster_config()  # type: ignore[no-untyped-call]
+        else:
+            await config.load_kube_config(config_file=kubeconfig)
+    # a file that is there but is no usable kubeconfig: a wrong key, no YAML, empty (TypeError)
+    except (config.ConfigException, yaml.YAMLError, TypeError) as error:
+        where = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        message = "empty, or not a mapping" if isinstance(error, TypeError) else str(error)
+        message = " ".join(message.split())
+        raise PreflightError(f"kubeconfig {where}: {message}") from None
     api = client.ApiClient()
     api.user_agent = f"elastic-quota/{metadata.version('elastic-quota')} ({component})"
     return api

@@ -7,12 +7,14 @@ import asyncio
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from importlib import metadata
 from typing import Any
 
 from . import flags, logs
 from .explaining import explain, render_explanation, render_what_if
 from .loading import LoadError, load
 from .output import RENDERERS
+from .preflight import PreflightError, certificate
 from .simulate import simulate
 
 
@@ -20,6 +22,9 @@ def parser() -> argparse.ArgumentParser:
     main = argparse.ArgumentParser(
         prog="elastic-quota",
         description="Hierarchical elastic quota for Kubernetes (Koordinator's semantics).",
+    )
+    main.add_argument(
+        "--version", action="version", version=f"%(prog)s {metadata.version('elastic-quota')}"
     )
     commands = main.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sim = commands.add_parser(
@@ -79,11 +84,12 @@ def parser() -> argparse.ArgumentParser:
 def _operator_parser(commands: Any) -> None:
     op = commands.add_parser(
         "operator",
-        help="run the operator: quota numbers, pod labels and reclaim in a live cluster",
+        help="run the operator: quota numbers, pod labels, admission gates and reclaim",
         description=(
             "Keep every ElasticQuota's runtime/request/used and every scheduled pod's capacity "
-            "label true, and evict borrowed pods when their owners need the capacity back. "
-            "Several replicas may run: the holder of a Lease writes and evicts."
+            "label true, lift the admission gate of waiting pods whose group has room, and "
+            "evict borrowed pods when their owners need the capacity back. Several replicas "
+            "may run: the holder of a Lease writes, lifts gates and evicts."
         ),
     )
     run = op.add_argument_group("running")
@@ -237,10 +243,12 @@ def _operator(args: argparse.Namespace) -> int:
 def _webhook_parser(commands: Any) -> None:
     hook = commands.add_parser(
         "webhook",
-        help="serve the validating admission webhook for ElasticQuota and Pod objects",
+        help="serve the admission webhook: validate ElasticQuota and Pod objects, gate new pods",
         description=(
             "Validate ElasticQuota and Pod admissions (AdmissionReview v1) over HTTPS against the "
-            "cluster's quota tree, which it watches. Health and metrics on a plain HTTP port."
+            "cluster's quota tree, which it watches, and mutate new pods of limited groups: put "
+            "them behind the admission gate that the operator lifts when their group has room. "
+            "Health and metrics on a plain HTTP port."
         ),
     )
     server = hook.add_argument_group("server")
@@ -284,6 +292,7 @@ def _webhook_parser(commands: Any) -> None:
 def _webhook(args: argparse.Namespace) -> int:
     if not args.cert_file or not args.key_file:
         parser().error("webhook: --cert-file and --key-file are required (TLS is mandatory)")
+    certificate(args.cert_file, args.key_file)
     from eq_webhook.main import serve  # imported here: simulate needs no server libraries
     from eq_webhook.settings import WebhookSettings
 
@@ -318,10 +327,14 @@ async def _with_api(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.command == "webhook":
-        return _webhook(args)
-    if args.command == "operator":
-        return _operator(args)
+    try:
+        if args.command == "webhook":
+            return _webhook(args)
+        if args.command == "operator":
+            return _operator(args)
+    except PreflightError as error:
+        print(f"elastic-quota {args.command}: error: {error}", file=sys.stderr)
+        return 1
     return _simulate(args)
 
 
@@ -333,6 +346,13 @@ def _simulate(args: argparse.Namespace) -> int:
         return 1
     for kind, count in sorted(objects.skipped.items()):
         print(f"elastic-quota: note: ignored {count} object(s) of kind {kind}", file=sys.stderr)
+    if not objects.nodes and args.capacity is None:
+        print(
+            "elastic-quota: warning: no Nodes and no --capacity: the cluster's capacity is taken "
+            "as 0, so runtimes are 0 and reclaim plans to evict running pods; give --capacity "
+            "(e.g. cpu=100,memory=512Gi) or include the Nodes",
+            file=sys.stderr,
+        )
     config = flags.engine_config(args, min_scaling=args.min_scaling)
     if args.what_if:
         try:

@@ -6,12 +6,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from eq_engine import GroupStatus, ResourceList, format_quantity, format_resource_list
+from eq_engine import GroupStatus, ResourceList, format_resource_list
 
+from .display import ROUNDED, readable
 from .simulate import Report
-
-UNLIMITED = "unlimited"
-_CELL = 9  # tree columns: 34 + 5 * 9 = 79 characters
 
 
 def as_json(report: Report) -> str:
@@ -64,31 +62,28 @@ def _entry_per_line(document: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _compact(values: ResourceList | None) -> str:
-    if values is None:
-        return UNLIMITED
-    return ",".join(f"{k}={v}" for k, v in format_resource_list(values).items()) or "-"
+COLUMNS = ("min", "max", "request", "runtime", "used")
+_CELL = 9  # a quantity (display.WIDTH) and its padding; the tree: 34 + 5 * 9 = 79 characters
+UNLIMITED, NOT_SET, SCALED = "∞", "-", "*"
+SYMBOLS = {
+    UNLIMITED: "unlimited",
+    NOT_SET: "not set",
+    ROUNDED: "rounded (-o json is exact)",
+    SCALED: "min scaled down",
+}
 
 
 def as_table(report: Report) -> str:
-    """One row per group: name, namespace, parent and its resource lists."""
-    header = ("NAME", "NAMESPACE", "PARENT", "MIN", "MAX", "REQUEST", "RUNTIME", "USED")
-    rows = [header] + [
-        (
-            g.name,
-            g.namespace,
-            g.parent or "-",
-            _compact(g.min),
-            _compact(g.max),
-            _compact(g.request),
-            _compact(g.runtime),
-            _compact(g.used),
-        )
+    """One row per group and resource, every row whole (grep `ml` for the ml group); fits 100
+    columns with names up to 30 characters."""
+    rows = [("GROUP", "RESOURCE", *(c.upper() for c in COLUMNS))] + [
+        (g.name, resource, *_cells(g, resource))
         for g in report.groups
+        for resource in _resources(g)
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    name, resource = (max(len(row[i]) for row in rows) for i in (0, 1))
     lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        f"{row[0]:<{name}}  {row[1]:<{resource}}" + "".join(f"{c:>{_CELL}}" for c in row[2:])
         for row in rows
     ]
     return "\n".join(lines) + "\n" + _footer(report)
@@ -99,8 +94,7 @@ def as_tree(report: Report) -> str:
     children: dict[str | None, list[GroupStatus]] = {}
     for group in report.groups:
         children.setdefault(group.parent, []).append(group)
-    columns = ("min", "max", "request", "runtime", "used")
-    lines = [f"{'':<34}" + "".join(f"{c:>{_CELL}}" for c in columns)]
+    lines = [f"{'':<34}" + "".join(f"{c:>{_CELL}}" for c in COLUMNS)]
 
     def draw(group: GroupStatus, lead: str, branch: str) -> None:
         kind = " (parent)" if group.is_parent and group.parent else ""
@@ -109,11 +103,8 @@ def as_tree(report: Report) -> str:
         kids = children.get(group.name, [])
         bar = "│ " if kids else "  "
         for resource in _resources(group):
-            cells = [
-                _cell(values, resource)
-                for values in (group.min, group.max, group.request, group.runtime, group.used)
-            ]
             label = f"{inner}{bar}{resource}"
+            cells = _cells(group, resource)
             lines.append(f"{_fit(label, 34):<34}" + "".join(f"{c:>{_CELL}}" for c in cells))
         for i, kid in enumerate(kids):
             draw(kid, inner, "└─ " if i == len(kids) - 1 else "├─ ")
@@ -126,32 +117,33 @@ def as_tree(report: Report) -> str:
 def _resources(group: GroupStatus) -> list[str]:
     names: set[str] = set(group.request) | set(group.used) | set(group.min)
     names |= set(group.max or ()) | set(group.runtime or ())
-    return sorted(names)
+    return sorted(names) or [NOT_SET]
+
+
+def _cells(group: GroupStatus, resource: str) -> list[str]:
+    """min, max, request, runtime, used; a min that scaling shrank is marked."""
+    cells = [
+        _cell(values, resource)
+        for values in (group.min, group.max, group.request, group.runtime, group.used)
+    ]
+    if resource in _scaled(group):
+        cells[0] += SCALED
+    return cells
 
 
 def _cell(values: ResourceList | None, resource: str) -> str:
     if values is None:
-        return "∞"
-    return _short(resource, values[resource]) if resource in values else "-"
+        return UNLIMITED
+    return readable(resource, values[resource]) if resource in values else NOT_SET
 
 
-def _short(resource: str, amount: int) -> str:
-    """The exact quantity if it fits a column, else a rounded one marked `~` (display only)."""
-    exact = format_quantity(resource, amount)
-    if len(exact) <= _CELL - 1:
-        return exact
-    binary = resource == "memory" or "storage" in resource or resource.startswith("hugepages-")
-    base, suffixes = (
-        (1024, ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))
-        if binary
-        else (1000, ("", "k", "M", "G", "T", "P", "E"))
-    )
-    value = amount / 1000 if resource == "cpu" else float(amount)
-    power = 0
-    while abs(value) >= base and power < len(suffixes) - 1:
-        value /= base
-        power += 1
-    return f"~{value:.1f}{suffixes[power]}"
+def _scaled(group: GroupStatus) -> list[str]:
+    """The resources whose min scaling shrank (the parent's total cannot cover the mins)."""
+    return [r for r, amount in sorted(group.min.items()) if group.effective_min.get(r, 0) < amount]
+
+
+def _listed(values: ResourceList) -> str:
+    return ", ".join(f"{r} {readable(r, values[r])}" for r in sorted(values)) or "nothing"
 
 
 def _fit(text: str, width: int) -> str:
@@ -159,9 +151,22 @@ def _fit(text: str, width: int) -> str:
 
 
 def _footer(report: Report) -> str:
-    lines = []
-    capacity = _compact(report.capacity)
-    lines.append(f"\nCapacity: {capacity}")
+    """Capacity, scaled mins, reclaim and problems, then what the symbols mean."""
+    lines = [f"Capacity: {_listed(report.capacity)}"]
+    scaled = [
+        f"{g.name}: "
+        + ", ".join(
+            f"{r} {readable(r, g.min[r])} to {readable(r, g.effective_min.get(r, 0))}"
+            for r in _scaled(g)
+        )
+        for g in report.groups
+        if _scaled(g)
+    ]
+    if scaled:
+        lines.append(
+            f"Mins scaled down ({SCALED}: the parent's total cannot cover its children's):"
+        )
+        lines += [f"  {line}" for line in scaled]
     if report.reclaim:
         lines.append("Reclaim (evicted in this order):")
         lines += [
@@ -171,7 +176,8 @@ def _footer(report: Report) -> str:
     if report.problems:
         lines.append("Problems:")
         lines += [f"  {problem}" for problem in report.problems]
-    return "\n".join(lines) + "\n"
+    lines.append("Symbols: " + ", ".join(f"{mark} {text}" for mark, text in SYMBOLS.items()))
+    return "\n" + "\n".join(lines) + "\n"
 
 
 RENDERERS: dict[str, Callable[[Report], str]] = {

@@ -17,6 +17,8 @@ from .quantities import (
     ResourceList,
     format_quantity,
     format_resource_list,
+    is_bytes,
+    is_milli,
     parse_quantity,
     to_canonical,
 )
@@ -40,6 +42,8 @@ __all__ = [
     "cluster_capacity",
     "format_quantity",
     "format_resource_list",
+    "is_bytes",
+    "is_milli",
     "parse_node",
     "parse_pod",
     "parse_quantity",

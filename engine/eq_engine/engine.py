@@ -16,10 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import admission, classification, keys, rules
+from . import admission, classification, rules
 from .admission import Admissions, Budget
 from .config import EngineConfig
 from .integers import Amounts, amounts, clamp, present
+from .keys import IN_QUOTA, OVER_QUOTA
 from .objects import Node, Pod, Quota
 from .problems import Problem
 from .quantities import ResourceList
@@ -99,6 +100,7 @@ class QuotaEngine:
         self._request_keys: list[list[bool]] = []  # arrays.request_keys, for building statuses
         self._depths: list[int] = []  # tree.depth, as plain integers for the sweeps
         self._members: list[set[_Member]] = []
+        self._over_quota: list[int] = []  # per group: its pods labelled over-quota
         self._vectors: dict[tuple[int, ...], tuple[int, ...]] = {}
         self._published: dict[str, GroupStatus] = {}
         self._labels: dict[str, str] = {}
@@ -317,7 +319,7 @@ class QuotaEngine:
                     for m in members
                     if m.pod.preemptible
                     and not m.pod.node_pinned  # it would come back on its node at once
-                    and self._labels.get(m.pod.key) == keys.OVER_QUOTA  # never in-quota ones
+                    and self._labels.get(m.pod.key) == OVER_QUOTA  # never in-quota ones
                     and m.pod.key not in going
                 ),
                 key=lambda m: classification.importance(m.pod),
@@ -389,9 +391,10 @@ class QuotaEngine:
         touched |= self._refresh_runtime(resplit, total_changed=total_changed)
         self._capacity_dirty = False
         self._dirty_groups = set()
-        labels = self._classify(self._dirty_members)
+        classified = self._dirty_members
+        labels = self._classify(classified)
         self._dirty_members = set()
-        return Changes(groups=self._publish(touched), pod_labels=self._finish(labels))
+        return Changes(groups=self._publish(touched | classified), pod_labels=self._finish(labels))
 
     def _finish(self, labels: dict[str, str | None]) -> dict[str, str | None]:
         """Add the label removals of pods that finished since the last recompute."""
@@ -407,6 +410,7 @@ class QuotaEngine:
         self._arrays = arrays = self._settings(tree, names)
         self._request_keys = arrays.request_keys.tolist()
         self._members = [set() for _ in tree.groups]
+        self._over_quota = [0] * tree.size
         self._vectors = {}
         for member in self._pods.values():
             self._place(member)
@@ -635,9 +639,10 @@ class QuotaEngine:
                     (m.request for m in scheduled), arrays.effective_min[group].tolist()
                 )
                 labels = {
-                    m.pod.key: "in-quota" if ok else "over-quota"
+                    m.pod.key: IN_QUOTA if ok else OVER_QUOTA
                     for m, ok in zip(scheduled, fits, strict=True)
                 }
+            self._over_quota[group] = sum(1 for label in labels.values() if label == OVER_QUOTA)
             for member in members:
                 label = labels.get(member.pod.key)
                 if self._labels.get(member.pod.key) != label:
@@ -696,4 +701,5 @@ class QuotaEngine:
             },
             non_preemptible_request=values(total[_NP_REQUEST * width : (_NP_REQUEST + 1) * width]),
             non_preemptible_used=values(total[_NP_USED * width : (_NP_USED + 1) * width]),
+            over_quota_pods=self._over_quota[index],
         )

@@ -177,22 +177,13 @@ def _runtime_line(status: GroupStatus, resource: str) -> str:
 
 
 def _neighbours(engine: QuotaEngine, name: str, parent: str) -> list[str]:
-    """Siblings lending idle min, and the ones borrowing (runtime above min)."""
+    """Siblings lending idle min, and the ones using above their min (borrowed)."""
     lending: list[str] = []
     borrowing: list[str] = []
     for sibling in engine.statuses():
         if sibling.parent != parent or sibling.runtime is None:
             continue
-        idle = {
-            k: floor - sibling.request.get(k, 0)
-            for k, floor in sibling.effective_min.items()
-            if sibling.request.get(k, 0) < floor and sibling.runtime.get(k, 0) < floor
-        }
-        above = {
-            k: v - sibling.effective_min.get(k, 0)
-            for k, v in sibling.runtime.items()
-            if v > sibling.effective_min.get(k, 0)
-        }
+        idle, above = sibling.lent, sibling.borrowed
         who = "it" if sibling.name == name else sibling.name
         if idle:
             lending.append(f"{who} ({_shown(idle)})")
@@ -200,5 +191,5 @@ def _neighbours(engine: QuotaEngine, name: str, parent: str) -> list[str]:
             borrowing.append(f"{who} ({_shown(above)})")
     return [
         f"lending idle min under {parent}: {', '.join(lending) or 'nobody'}",
-        f"borrowing above min under {parent}: {', '.join(borrowing) or 'nobody'}",
+        f"using above its min (borrowed) under {parent}: {', '.join(borrowing) or 'nobody'}",
     ]

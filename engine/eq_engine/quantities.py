@@ -110,7 +110,8 @@ def resource_list(raw: Mapping[str, str | int | float]) -> dict[str, int]:
     return result
 
 
-def _is_bytes(resource: str) -> bool:
+def is_bytes(resource: str) -> bool:
+    """Whether `resource` is counted in bytes (memory, storage, hugepages)."""
     return resource in _BYTE_RESOURCES or resource.startswith("hugepages-")
 
 
@@ -124,7 +125,7 @@ def format_quantity(resource: str, amount: int) -> str:
     """
     if amount < 0:
         return "-" + format_quantity(resource, -amount)
-    if _is_bytes(resource) and amount >= 1024:
+    if is_bytes(resource) and amount >= 1024:
         power = 0
         while power < 6 and amount % 1024 == 0:
             amount //= 1024

@@ -29,6 +29,29 @@ class GroupStatus:
     """The min after scaling (2.8): the share that in-quota pods run on."""
     non_preemptible_request: ResourceList
     non_preemptible_used: ResourceList
+    over_quota_pods: int = 0
+    """Its own scheduled pods labelled over-quota: what reclaim could take."""
+
+    @property
+    def borrowed(self) -> dict[str, int]:
+        """Used above its (effective) min, on the resources its runtime covers."""
+        return {
+            name: used - self.effective_min.get(name, 0)
+            for name, used in self.used.items()
+            if self.runtime is not None
+            and name in self.runtime
+            and used > self.effective_min.get(name, 0)
+        }
+
+    @property
+    def lent(self) -> dict[str, int]:
+        """Min it does not ask for, which its siblings may use (zero for a group that does
+        not lend: its request is raised to its min)."""
+        return {
+            name: floor - self.request.get(name, 0)
+            for name, floor in self.effective_min.items()
+            if self.request.get(name, 0) < floor
+        }
 
 
 @dataclass(frozen=True, slots=True)

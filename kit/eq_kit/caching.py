@@ -143,6 +143,11 @@ class Reflector:
             self.version = None
             await asyncio.sleep(self._backoff.delay())
 
+    async def snapshot(self) -> None:
+        """One paginated LIST delivered to the sink, for a command that reads the cluster once
+        (`kubectl eq`) with the code the caches use."""
+        await self._list()
+
     async def _list(self) -> None:
         """Apply a full, paginated LIST; then forget what it lacks."""
         seen: set[str] = set()

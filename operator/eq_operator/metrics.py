@@ -26,6 +26,25 @@ class Metrics:
             )
             for name in ("min", "max", "request", "runtime", "used")
         }
+        self.values["borrowed"] = Gauge(
+            "elastic_quota_group_borrowed",
+            "What the group uses above its min (scaled min where min scaling applies), per "
+            "resource its runtime covers: capacity lent to it by others.",
+            _GROUP_LABELS,
+            registry=r,
+        )
+        self.values["lent"] = Gauge(
+            "elastic_quota_group_lent",
+            "Min the group does not ask for, which its siblings may borrow.",
+            _GROUP_LABELS,
+            registry=r,
+        )
+        self.over_quota = Gauge(
+            "elastic_quota_group_over_quota_pods",
+            "The group's own scheduled pods labelled over-quota: what reclaim could take.",
+            ["group", "namespace", "parent"],
+            registry=r,
+        )
         self.evictions = Counter(
             "elastic_quota_evictions",
             "Evictions by result: evicted, blocked (a "
@@ -72,12 +91,16 @@ class Metrics:
                 "request": status.request,
                 "runtime": status.runtime,
                 "used": status.used,
+                "borrowed": status.borrowed,
+                "lent": status.lent,
             }
+            group = (status.name, status.namespace, status.parent or "")
             for metric, resources in values.items():
                 for resource, amount in (resources or {}).items():
-                    labels = (status.name, status.namespace, status.parent or "", resource)
-                    self.values[metric].labels(*labels).set(amount)
-                    series.add((metric, *labels))
+                    self.values[metric].labels(*group, resource).set(amount)
+                    series.add((metric, *group, resource))
+            self.over_quota.labels(*group).set(status.over_quota_pods)
+            series.add(("over_quota", *group))
             self._series[status.name] = series
 
     def publish_waiting(self, per_group: dict[str, int]) -> None:
@@ -90,4 +113,5 @@ class Metrics:
 
     def _drop(self, group: str) -> None:
         for metric, *labels in self._series.pop(group, ()):
-            self.values[metric].remove(*labels)
+            gauge = self.over_quota if metric == "over_quota" else self.values[metric]
+            gauge.remove(*labels)

@@ -1,14 +1,12 @@
-"""What the product's processes asked of the API, as RBAC rules name it: the same record as
-tests/kube.py keeps (one shared set, which tests/chart/test_rbac.py reads through
-ELASTIC_QUOTA_TESTS_ACCESS_LOG), told apart by User-Agent."""
+"""What the product's processes asked of the API, as RBAC rules name it: into the server's own
+set and the session's record (tests/access.py, which tests/chart/test_rbac.py reads), told apart
+by User-Agent."""
 
 from __future__ import annotations
 
-from tests.kube import ACCESS
+from tests.access import ACCESS, Access
 
 from .resources import Resource
-
-Access = tuple[str, str, str, str]  # (component, API group, resource[/subresource], verb)
 
 
 def component(agent: str) -> str | None:

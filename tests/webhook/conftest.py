@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -24,18 +23,13 @@ from tests.apiserver import ApiServer
 from tests.kube import write_kubeconfig
 from tests.manifests import node, pod, quota
 from tests.paths import PYTHONPATH
+from tests.ports import free_port  # the tests of this folder and of others import it from here
 
 REVIEW = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}
 KINDS = {
     "ElasticQuota": ("scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas"),
     "Pod": ("", "v1", "pods"),
 }
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def review(

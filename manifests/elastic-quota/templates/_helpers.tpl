@@ -21,7 +21,8 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version }}
 {{- end -}}
 
 {{- define "eq.image" -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- $missing := "image.repository is required: no elastic-quota image is published; build and push one (see the README's quick start) and set image.repository=REGISTRY/elastic-quota" -}}
+{{ required $missing .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 
 {{/* The operator's service account as the API server names it in admission requests. */}}

@@ -1,0 +1,161 @@
+"""`kubectl eq`: the quota tree, its reasons and what-ifs, against the live cluster.
+
+kubectl runs any `kubectl-NAME` on PATH as `kubectl NAME`; the package installs `kubectl-eq`.
+It reads the cluster once, with the list code the operator's caches use (paginated LISTs of
+ElasticQuotas, Pods and Nodes), runs the engine, and prints what `simulate` prints for files:
+
+    kubectl eq tree [GROUP] [-o text|json|yaml]
+    kubectl eq explain pod NAMESPACE/NAME
+    kubectl eq explain group NAME
+    kubectl eq what-if -f CHANGE.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+from eq_engine import ObjectError, parse_node, parse_pod, parse_quota
+
+from . import flags
+from .explaining import explain, render_explanation, render_what_if
+from .loading import LoadError, Objects, load
+from .output import as_json, as_tree
+from .simulate import Report, simulate
+
+
+def parser() -> argparse.ArgumentParser:
+    main = argparse.ArgumentParser(
+        prog="kubectl eq",
+        description="Hierarchical elastic quota in the live cluster: the tree, why a pod or "
+        "group is where it is, and what a change would do. Reads the cluster once (the "
+        "kubeconfig of kubectl: KUBECONFIG or ~/.kube/config) and computes as the operator does.",
+    )
+    flags.add_kubeconfig_argument(main)
+    flags.add_engine_arguments(main)
+    commands = main.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    tree = commands.add_parser("tree", help="the groups with min, max, request, runtime, used")
+    tree.add_argument("group", nargs="?", help="only this group and the groups below it")
+    tree.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text")
+    why = commands.add_parser("explain", help="why a pod or a group is where it is")
+    why.add_argument("kind", choices=["pod", "group"])
+    why.add_argument("name", help="NAMESPACE/NAME of a pod, or a group's name")
+    why.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    change = commands.add_parser("what-if", help="the difference these objects would make")
+    change.add_argument(
+        "-f", "--filename", dest="files", action="append", required=True, metavar="PATH"
+    )
+    change.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    return main
+
+
+async def read_cluster(kubeconfig: str | None) -> Objects:
+    """Every ElasticQuota, Pod and Node, listed once as the operator's caches list them."""
+    from eq_kit.caching import NODES, PODS, QUOTAS, Reflector
+    from eq_kit.kube import Http
+
+    from .kubeclient import connect
+
+    api = await connect(kubeconfig, "kubectl-eq")
+    try:
+        collected: dict[str, list[Mapping[str, Any]]] = {}
+        for kind in (QUOTAS, PODS, NODES):
+            sink = _Collect(collected.setdefault(kind.name, []))
+            await Reflector(Http(api), kind, sink).snapshot()
+    finally:
+        await api.close()
+    objects = Objects()
+    for raw in collected["ElasticQuota"]:
+        _read(objects.quotas, parse_quota, raw)
+    for raw in collected["Pod"]:
+        _read(objects.pods, parse_pod, raw)
+    for raw in collected["Node"]:
+        _read(objects.nodes, parse_node, raw)
+    return objects
+
+
+class _Collect:
+    def __init__(self, into: list[Mapping[str, Any]]) -> None:
+        self._into = into
+
+    def upsert(self, key: str, obj: Mapping[str, Any]) -> None:
+        self._into.append(obj)
+
+    def delete(self, key: str) -> None:  # a single listing delivers no deletions
+        raise AssertionError(key)
+
+
+def _read(into: list[Any], parse: Any, raw: Mapping[str, Any]) -> None:
+    """The cluster holds what the API server accepted; what the engine cannot read is left out
+    with a note, as the operator leaves it out with an Event."""
+    try:
+        into.append(parse(raw))
+    except ObjectError as error:
+        print(f"kubectl eq: note: ignoring {error}", file=sys.stderr)
+
+
+def _subtree(report: Report, group: str) -> Report:
+    if group not in report.depth:
+        raise KeyError(f"no group {group}")
+    parents = {status.name: status.parent for status in report.groups}
+    kept = set()
+    for name in parents:
+        ancestor: str | None = name
+        while ancestor is not None and ancestor != group:
+            ancestor = parents.get(ancestor)
+        if ancestor == group:
+            kept.add(name)
+    return Report(
+        capacity=report.capacity,
+        groups=tuple(g for g in report.groups if g.name in kept),
+        depth=report.depth,
+        pods=tuple(p for p in report.pods if p.group in kept),
+        reclaim={g: pods for g, pods in report.reclaim.items() if g in kept},
+        problems=report.problems,
+        engine=report.engine,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    config = flags.engine_config(args)
+    try:
+        cluster = asyncio.run(read_cluster(args.kubeconfig))
+    except Exception as error:  # no cluster to read: one line, not a traceback
+        print(f"kubectl eq: error: cannot read the cluster: {error}", file=sys.stderr)
+        return 1
+    if args.command == "what-if":
+        try:
+            changes = load(args.files)
+        except LoadError as error:
+            print(f"kubectl eq: error: {error}", file=sys.stderr)
+            return 1
+        sys.stdout.write(render_what_if(config, None, cluster, changes, args.output))
+        return 0
+    report = simulate(cluster, capacity=None, config=config)
+    try:
+        if args.command == "explain":
+            explanation = explain(report.engine, [args.kind, args.name])
+            sys.stdout.write(render_explanation(explanation, args.output))
+            return 0
+        if args.group:
+            report = _subtree(report, args.group)
+    except KeyError as error:
+        print(f"kubectl eq: error: {error.args[0]}", file=sys.stderr)
+        return 1
+    if args.output == "text":
+        sys.stdout.write(as_tree(report))
+    elif args.output == "json":
+        sys.stdout.write(as_json(report))
+    else:
+        sys.stdout.write(yaml.safe_dump(json.loads(as_json(report)), sort_keys=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
