@@ -26,7 +26,7 @@ from eq_operator.writing import Writer
 from kubernetes_asyncio import client
 
 from tests.apiserver import ApiServer
-from tests.operator.conftest import eventually
+from tests.waiting import eventually
 
 Clock = Callable[[], float]
 

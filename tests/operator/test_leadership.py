@@ -13,7 +13,7 @@ from eq_operator.leadership import Leadership
 from kubernetes_asyncio import client
 
 from tests.apiserver import ApiServer
-from tests.operator.conftest import eventually
+from tests.waiting import eventually
 
 NAMESPACE, NAME = "koordinator-system", "elastic-quota-operator"
 SKEWED = "2001-01-01T00:00:00.000000Z"  # a holder whose clock is far behind

@@ -8,8 +8,8 @@ from typing import Any
 from eq_engine import Pod
 
 from tests.manifests import node, pod, quota
-from tests.operator.conftest import eventually
 from tests.operator.inprocess import in_process
+from tests.waiting import eventually
 
 
 def gated(name: str) -> dict[str, Any]:
