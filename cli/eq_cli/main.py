@@ -125,7 +125,8 @@ def _operator_parser(commands: Any) -> None:
         "--lease-duration",
         default=15.0,
         type=float,
-        help="seconds without renewal before a stand-by takes over",
+        help="seconds a stand-by waits after it last saw the Lease change before it takes "
+        "over; the leader renews every 2/15 of it and gives up after 2/3 without renewal",
     )
     flags.add(run, "--identity", default="", help="this replica's name in the Lease (the pod's)")
     flags.add(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import admission, classification, reclaim, rules
+from . import admission, classification, rules
 from .admission import Admissions, Budget
 from .config import EngineConfig
 from .integers import Amounts, amounts, clamp, present
@@ -24,12 +24,15 @@ from .keys import IN_QUOTA, OVER_QUOTA
 from .objects import Node, Pod, Quota
 from .problems import Problem
 from .quantities import ResourceList
+from .reclaim import GroupReclaim, Victim
 from .runtime import Index, Mask, Runs, scale_min, split
 from .status import Changes, GroupStatus
 from .tree import DEFAULT, ROOT, SYSTEM, Tree, build_tree
 
 _REQUEST, _USED, _NP_REQUEST, _NP_USED = range(4)
 """The four blocks of a group's accounting row: request, used, non-preemptible request/used."""
+_INTERNED = 1024
+"""Request vectors kept for sharing beyond two per pod, before the table starts over."""
 
 
 @dataclass(slots=True, eq=False)
@@ -207,6 +210,9 @@ class QuotaEngine:
             clamp(request.get(name, 0)) if keep else 0
             for name, keep in zip(self._resources, self._request_keys[group], strict=True)
         )
+        if len(self._vectors) > 2 * len(self._pods) + _INTERNED:
+            # Shapes of pods long gone: start over (members keep the tuples they hold).
+            self._vectors = {}
         member.request = self._vectors.setdefault(vector, vector)
 
     def _account(self, member: _Member, sign: int) -> None:
@@ -281,19 +287,27 @@ class QuotaEngine:
         self, *, keep: Collection[str] = (), leaving: Collection[str] = ()
     ) -> dict[str, list[str]]:
         """For each group whose used exceeds its runtime: the pods to evict, in order, only
-        ever over-quota ones.
+        ever over-quota ones (`reclaims`, with the `keep` pods refused)."""
+        return {
+            name: [victim.key for victim in plan.victims(keep)]
+            for name, plan in self.reclaims(leaving=leaving).items()
+        }
+
+    def reclaims(self, *, leaving: Collection[str] = ()) -> dict[str, GroupReclaim]:
+        """Each group whose used exceeds its runtime, with its reclaim decided on this state.
 
         Pods already terminating, and those in `leaving` (just evicted), count as returned:
-        they are not evicted twice, and nothing else is evicted in their place. Pods in `keep`
-        (e.g. a PodDisruptionBudget refused them) stay, and others are chosen instead. A group
-        listed with no pods is over its runtime but has nothing of its own left to evict.
+        they are not evicted twice, and nothing else is evicted in their place. Only
+        preemptible over-quota pods are candidates, so a refusal (a PodDisruptionBudget) never
+        lets an in-quota pod be chosen instead. A group whose plan has no victims is over its
+        runtime but has nothing of its own left to evict.
         """
         arrays = self._arrays
         assert arrays is not None and not self._tree_dirty
         used = arrays.total[:, self._block(_USED)]
         over = np.any((used > arrays.runtime) & arrays.has_runtime, axis=1)
         over[[ROOT, SYSTEM]] = False
-        plans: dict[str, list[str]] = {}
+        plans: dict[str, GroupReclaim] = {}
         width = len(self._resources)
         for group in np.flatnonzero(over).tolist():
             members = [m for m in self._members[group] if m.pod.scheduled]
@@ -305,9 +319,8 @@ class QuotaEngine:
                     for m in members
                     if m.pod.preemptible
                     and not m.pod.node_pinned  # it would come back on its node at once
-                    and self._labels.get(m.pod.key) == OVER_QUOTA  # never in-quota ones,
-                    and m.pod.key not in going  # even when refusals leave too few over quota
-                    and m.pod.key not in keep
+                    and self._labels.get(m.pod.key) == OVER_QUOTA  # never in-quota ones
+                    and m.pod.key not in going
                 ),
                 key=lambda m: classification.importance(m.pod),
                 reverse=True,
@@ -315,26 +328,33 @@ class QuotaEngine:
             still_used = used[group] - np.array(returned, dtype=np.int64).reshape(
                 len(returned), width
             ).sum(axis=0)
-            chosen = reclaim.plan(
-                used=still_used,
-                runtime=arrays.runtime[group],
-                limited=arrays.has_runtime[group],
-                candidates=[np.array(m.request, dtype=np.int64) for m in candidates],
+            status = self._published[self._tree.groups[group].name]
+            plans[status.name] = GroupReclaim(
+                group=status.name,
+                used=dict(status.used),
+                runtime=dict(status.runtime or {}),
+                candidates=tuple(
+                    Victim(m.pod.key, m.pod.uid, self.pod_request(m.pod.key)) for m in candidates
+                ),
+                remaining=tuple(still_used.tolist()),
+                limits=tuple(arrays.runtime[group].tolist()),
+                limited=tuple(arrays.has_runtime[group].tolist()),
+                resources=self._resources,
             )
-            plans[self._tree.groups[group].name] = [candidates[i].pod.key for i in chosen]
         return plans
 
     def admissions(self, holding: Collection[str] = ()) -> Admissions:
         """For every group with pods behind the admission gate: which may go now (`admission`).
 
         `holding`: pods the edge admitted a moment ago. Those the scheduler has not bound yet
-        count as taken, so calling this again after the edge lifted the gates (and `set_pod`
-        said so) admits nobody twice. An unbound pod not in `holding` counts only once bound.
+        count as taken, also while the watch still shows their gate, so calling this again
+        after the edge lifted the gates admits nobody twice. An unbound pod not in `holding`
+        counts only once bound.
         """
         arrays = self._arrays
         assert arrays is not None and not self._tree_dirty
         queues: dict[int, list[_Member]] = {}
-        for key in self._gated:
+        for key in self._gated.difference(holding):
             member = self._pods[key]
             queues.setdefault(member.group, []).append(member)
         admitted: list[str] = []
@@ -352,7 +372,7 @@ class QuotaEngine:
             )
             for member in self._members[group]:
                 pod = member.pod
-                if pod.key in holding and not pod.scheduled and not pod.gated:
+                if pod.key in holding and not pod.scheduled:
                     budget.hold(pod.key, member.request, pod.preemptible)
             decided = admission.admit(name, budget, [(m.pod, m.request) for m in queue])
             admitted += decided.admitted

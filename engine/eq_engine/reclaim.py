@@ -14,7 +14,8 @@ a subtraction, which could declare a group satisfied while it still exceeds its 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -51,3 +52,56 @@ def plan(
             remaining -= candidates[index]
             evicted.append(index)
     return evicted[::-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    """A pod a reclaim may evict: its key, uid and what it counts for in its group."""
+
+    key: str
+    uid: str
+    request: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupReclaim:
+    """One over-used group's reclaim, decided on one snapshot of the engine.
+
+    It holds its own numbers, so the edge may await evictions while the watch changes the
+    engine, and re-plan after refusals without asking the engine again: `victims(refused)` is a
+    pure function of this object. Candidates are the group's preemptible over-quota pods only,
+    least important first; pods already leaving are taken off `used` (`remaining`).
+    """
+
+    group: str
+    used: dict[str, int]
+    runtime: dict[str, int]
+    candidates: tuple[Victim, ...]
+    remaining: tuple[int, ...]
+    """Used minus what the pods already leaving return, per resource of `resources`."""
+    limits: tuple[int, ...]
+    limited: tuple[bool, ...]
+    resources: tuple[str, ...]
+
+    def victims(self, refused: Collection[str] = (), leaving: Collection[str] = ()) -> list[Victim]:
+        """The pods to evict, in order, leaving the `refused` ones where they are and counting
+        the `leaving` ones (evicted a moment ago) as returned: used 10, runtime 4, candidates
+        a/2, b/2, c/2, d/2: [a, b, c]; with a refused: [b, c, d]; with a leaving: [b, c]."""
+        width = len(self.resources)
+        remaining = np.array(self.remaining, dtype=np.int64).reshape(width)
+        left: list[Victim] = []
+        requests: list[Amounts] = []
+        for victim in self.candidates:
+            request = np.array([victim.request.get(n, 0) for n in self.resources], dtype=np.int64)
+            if victim.key in leaving:
+                remaining -= request
+            elif victim.key not in refused:
+                left.append(victim)
+                requests.append(request)
+        chosen = plan(
+            used=remaining,
+            runtime=np.array(self.limits, dtype=np.int64).reshape(width),
+            limited=np.array(self.limited, dtype=np.bool_).reshape(width),
+            candidates=requests,
+        )
+        return [left[index] for index in chosen]

@@ -1,5 +1,6 @@
-"""Reading the Kubernetes API raw: through kubernetes-asyncio's connection (its TLS, login and
-User-Agent), without its models, decoded with orjson."""
+"""Reading and writing the Kubernetes API raw: through kubernetes-asyncio's connection (its TLS,
+login and User-Agent), without its models, decoded with orjson. A model for every answer is the
+slowest part of that client, and one odd field (a pod status without `imageID`) fails it."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 LIST_TIMEOUT = 120.0
 """Seconds one LIST page may take end to end."""
+WRITE_TIMEOUT = 30.0
+"""Seconds one write may take end to end: a hung request must not hold the operator's loop."""
 WATCH_SLACK = 30.0
 """Seconds of silence beyond the watch's own timeout after which the connection is dead."""
 
@@ -21,9 +24,11 @@ WATCH_SLACK = 30.0
 class ApiError(Exception):
     """An HTTP error answer of the API server, with its Status message when it sent one."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, *, retry_after: float = 0.0) -> None:
         super().__init__(f"{status} {message}")
-        self.status = status
+        self.status, self.message = status, message
+        self.retry_after = retry_after
+        """Seconds the server asked the client to wait (`Retry-After`); 0: not said."""
 
 
 async def read_json(response: Any) -> dict[str, Any]:
@@ -41,23 +46,57 @@ class Http:
     def __init__(self, api: client.ApiClient) -> None:
         self._api = api
 
-    async def _get(
-        self, path: str, params: Mapping[str, str], timeout: aiohttp.ClientTimeout
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str],
+        timeout: aiohttp.ClientTimeout,
+        body: Any = None,
+        content_type: str = "application/json",
     ) -> aiohttp.ClientResponse:
         response: aiohttp.ClientResponse = await self._api.call_api(
             path,
-            "GET",
+            method,
             query_params=list(params.items()),
-            header_params={"Accept": "application/json"},
+            header_params={"Accept": "application/json", "Content-Type": content_type},
+            body=body,
             auth_settings=["BearerToken"],
             _preload_content=False,
             _request_timeout=timeout,
         )
         if response.status >= 400:
-            body = await response.read()
+            data = await response.read()
             response.release()
-            raise ApiError(response.status, _message(body) or str(response.reason))
+            raise ApiError(
+                response.status,
+                _message(data) or str(response.reason),
+                retry_after=_seconds(response.headers.get("Retry-After")),
+            )
         return response
+
+    async def _get(
+        self, path: str, params: Mapping[str, str], timeout: aiohttp.ClientTimeout
+    ) -> aiohttp.ClientResponse:
+        return await self._call("GET", path, params, timeout)
+
+    async def send(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        content_type: str = "application/json",
+        params: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """A write (POST, PUT, PATCH, DELETE) of a JSON body; the answer's JSON. An error
+        status raises `ApiError`; a broken connection, aiohttp's errors or `TimeoutError`."""
+        timeout = aiohttp.ClientTimeout(total=WRITE_TIMEOUT)
+        response = await self._call(method, path, params or {}, timeout, body, content_type)
+        async with response:
+            data = await response.read()
+        decoded = orjson.loads(data) if data else {}
+        return decoded if isinstance(decoded, dict) else {}
 
     async def get_json(self, path: str, params: Mapping[str, str]) -> dict[str, Any]:
         response = await self._get(path, params, aiohttp.ClientTimeout(total=LIST_TIMEOUT))
@@ -84,3 +123,11 @@ def _message(body: bytes) -> str:
     except orjson.JSONDecodeError:
         return body.decode(errors="replace").strip()[:200]
     return str(decoded.get("message", "")) if isinstance(decoded, dict) else ""
+
+
+def _seconds(header: str | None) -> float:
+    """`Retry-After` in seconds (the API server sends whole seconds); 0 when absent or a date."""
+    try:
+        return max(0.0, float(header or 0))
+    except ValueError:
+        return 0.0

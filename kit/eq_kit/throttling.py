@@ -8,8 +8,10 @@ server too, but a client that floods it only gets 429s and crowds out its neighb
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
 from typing import TypeVar
 
 Item = TypeVar("Item")
@@ -46,6 +48,26 @@ class TokenBucket:
         if delay > 0:
             self.waited += delay
             await asyncio.sleep(delay)
+
+
+@dataclass(slots=True)
+class Retry:
+    """The backoff of one thing that failed (client-go's per-item rate limiter): `first`
+    seconds, doubling up to `last`, with 10% jitter, or longer when the server said so."""
+
+    first: float
+    last: float
+    failures: int = 0
+    not_before: float = 0.0
+    """The clock's time before which it is not tried again."""
+
+    def failed(self, now: float, retry_after: float = 0.0) -> None:
+        self.failures += 1
+        pause = min(self.last, self.first * 2 ** (self.failures - 1))
+        self.not_before = now + max(retry_after, pause * random.uniform(0.9, 1.1))
+
+    def due(self, now: float) -> bool:
+        return now >= self.not_before
 
 
 async def each(

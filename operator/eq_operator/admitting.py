@@ -1,28 +1,30 @@
 """Quota-gated scheduling, the operator's half: lift the admission gate of the pods the engine
 admits, and tell the others why they wait.
 
-The webhook gates new pods; the engine decides (`QuotaEngine.admissions`); this module acts.
-An admitted pod is marked ungated in the engine as soon as the API server accepts the patch,
-so the next decision counts it even before the watch shows the change. It holds its group's
-budget until the scheduler binds it, but for `hold` seconds at most: a pod that never schedules
-cannot keep the pods behind it waiting for ever. Pods this process did not admit (created
-ungated, or admitted before a restart) count only once bound.
+The webhook gates new pods; the engine decides (`QuotaEngine.admissions`, on one snapshot);
+this module acts, and never changes the engine: only the watch does. An admitted pod holds its
+group's budget as soon as the API server accepts the patch (`holding`), so the next decision
+counts it even while the watch still shows its gate, until the scheduler binds it, but for
+`hold` seconds at most: a pod that never schedules cannot keep the pods behind it waiting for
+ever. A pod deleted meanwhile holds nothing: the engine no longer has it. A lift that fails is
+decided again after a backoff. Pods this process did not admit (created ungated, or admitted
+before a restart) count only once bound.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 from collections.abc import Callable
 
 from eq_engine import Pod
+from eq_kit.throttling import Retry
 
 from .events import Recorder
 from .logs import logger
 from .metrics import Metrics
 from .view import ClusterView, Ref
-from .writing import Writer
+from .writing import FIRST_RETRY, LAST_RETRY, Writer
 
 CONCURRENT_LIFTS = 16
 """Gate removals in flight at once: a burst of admissions is not a queue of round trips."""
@@ -43,6 +45,7 @@ class Admitter:
         self._hold, self._clock = hold, clock
         self._told: set[str] = set()  # waiting pods that have their Event already
         self._lifted: dict[str, float] = {}  # admitted pods not bound yet, by when
+        self._failed: dict[str, Retry] = {}  # lifts refused or failed, with their backoff
 
     def _holding(self) -> set[str]:
         """The admitted pods that still hold budget: not bound, not gone, not held too long."""
@@ -51,18 +54,31 @@ class Admitter:
             pod = engine.pod(key)
             if pod is None or pod.scheduled or now - when > self._hold:
                 del self._lifted[key]
+        for key in [key for key in self._failed if engine.pod(key) is None]:
+            del self._failed[key]
         return set(self._lifted)
 
     @property
     def pending(self) -> bool:
-        """Whether a hold runs out later: a round must come then even if nothing changes."""
-        return bool(self._lifted)
+        """Whether a hold runs out or a failed lift is due later: a round must come then even
+        if nothing changes."""
+        return bool(self._lifted or self._failed)
 
     async def round(self) -> set[str]:
         """Admit what fits now; return the groups whose count of waiting pods changed."""
-        engine = self._view.engine
+        engine, now = self._view.engine, self._clock()
         decided = engine.admissions(holding=self._holding())
-        pods = [p for p in map(engine.pod, decided.admitted) if p is not None]
+        # The decision's pods, read before any await: the watch may change the engine meanwhile.
+        pods = [
+            pod
+            for pod in map(engine.pod, decided.admitted)
+            if pod is not None and (pod.key not in self._failed or self._failed[pod.key].due(now))
+        ]
+        told = {
+            key: Ref("v1", "Pod", pod.namespace, pod.name, pod.uid)
+            for key in sorted(decided.waiting.keys() - self._told)
+            if (pod := engine.pod(key)) is not None
+        }
         lifts = asyncio.Semaphore(CONCURRENT_LIFTS)
 
         async def lift(pod: Pod) -> None:
@@ -70,17 +86,17 @@ class Admitter:
                 lifted = await self._writer.lift_gate(pod)
             if lifted:
                 self._lifted[pod.key] = self._clock()
-                engine.set_pod(dataclasses.replace(pod, scheduling_gates=pod.other_gates))
+                self._failed.pop(pod.key, None)
                 self._metrics.admitted.inc()
                 logger.debug("admitted %s", pod.key, extra={"pod": pod.key})
+            else:
+                retry = self._failed.setdefault(pod.key, Retry(FIRST_RETRY, LAST_RETRY))
+                retry.failed(self._clock())
 
         await asyncio.gather(*map(lift, pods))
-        for key in sorted(decided.waiting.keys() - self._told):
-            pod = engine.pod(key)
-            if pod is not None:
-                ref = Ref("v1", "Pod", pod.namespace, pod.name, pod.uid)
-                reason, message = "WaitingForQuota", decided.waiting[key]
-                await self._events.record(ref, type="Normal", reason=reason, message=message)
+        for key, ref in told.items():
+            reason, message = "WaitingForQuota", decided.waiting[key]
+            await self._events.record(ref, type="Normal", reason=reason, message=message)
         self._told = set(decided.waiting)
         changed = {
             group

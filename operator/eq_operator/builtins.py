@@ -6,17 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 from eq_engine import EngineConfig, format_resource_list, keys
+from eq_kit.caching import QUOTAS
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from .logs import logger
-from .writing import GROUP, PLURAL, VERSION
 
 
 def builtin_objects(config: EngineConfig) -> list[dict[str, Any]]:
     def group(name: str, labels: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
         return {
-            "apiVersion": f"{GROUP}/{VERSION}",
+            "apiVersion": QUOTAS.api_version,
             "kind": "ElasticQuota",
             "metadata": {"name": name, "namespace": config.namespace, "labels": labels},
             "spec": spec,
@@ -40,7 +40,7 @@ async def ensure_builtins(api: client.ApiClient, config: EngineConfig) -> None:
         name = body["metadata"]["name"]
         try:
             await custom.create_namespaced_custom_object(
-                GROUP, VERSION, config.namespace, PLURAL, body
+                QUOTAS.group, QUOTAS.version, config.namespace, QUOTAS.plural, body
             )
             logger.info("created the built-in group %s/%s", config.namespace, name)
         except ApiException as error:

@@ -1,33 +1,95 @@
-"""Kubernetes Events about the objects the operator acts on (`kubectl describe` shows them).
+"""Kubernetes Events about the objects the operator acts on (`kubectl describe` shows them),
+aggregated as the events.k8s.io series are: one Event per object, type and reason, whose count
+is raised, not one per occurrence (a reclaim Event on a group: one per pod and reason).
+
+The key leaves the message out (as events.k8s.io leaves `note` out): a blocked eviction retried
+every few seconds says "for 130s", then "for 134s". The first occurrence is a CREATE; the second
+a PATCH of `count`, `lastTimestamp` and the latest message at once; later ones only raise the
+count in memory, written by `flush` once `REFRESH` has passed since the last write. A PATCH
+that finds the Event gone (expired) creates it again. The series are an LRU of `SERIES` keys.
 
 Posted directly rather than through `kopf.event`, which works only inside Kopf's handlers:
-reclaim runs on the operator's own clock.
+reclaim runs on the operator's own clock. An Event is best effort: a failed one is logged, not
+retried (client-go does not retry what the server refused either).
 """
 
 from __future__ import annotations
 
+import collections
 import datetime
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
+from eq_kit.kube import ApiError, Http
 from eq_kit.throttling import TokenBucket
-from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
 
 from .logs import logger
 from .view import Ref
+from .writing import MERGE, TRANSPORT_ERRORS
 
 COMPONENT = "elastic-quota-operator"
+REFRESH = 30.0
+"""Seconds between two writes of one series' count (events.k8s.io: 30 minutes, with a last
+write 6 minutes after the series ends; here sooner, so `kubectl describe` keeps up)."""
+SERIES = 4096
+"""Series remembered, least recently used forgotten first (client-go's LRU: 4096)."""
+
+Key = tuple[str, str, str, str, str, str, str]
+
+
+@dataclass
+class Series:
+    ref: Ref
+    type: str
+    reason: str
+    namespace: str
+    name: str
+    count: int
+    written: int
+    """The count the Event holds."""
+    written_at: float
+    message: str
+
+
+def _now() -> str:
+    return datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Recorder:
-    def __init__(self, api: client.ApiClient, limiter: TokenBucket) -> None:
-        self._core: Any = client.CoreV1Api(api)  # Any: the stubs want a V1Event, not a dict
-        self._limiter = limiter
+    def __init__(
+        self, http: Http, limiter: TokenBucket, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._http, self._limiter, self._clock = http, limiter, clock
+        self._series: collections.OrderedDict[Key, Series] = collections.OrderedDict()
 
-    async def record(self, ref: Ref, *, type: str, reason: str, message: str) -> None:
-        now = datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    async def record(
+        self, ref: Ref, *, type: str, reason: str, message: str, about: str = ""
+    ) -> None:
+        """`about`: what else keys the series (the pod, for a reclaim Event on a group)."""
+        key = (ref.kind, ref.namespace, ref.name, ref.uid, type, reason, about)
+        message = message[:1024]
+        series = self._series.get(key)
+        if series is None:
+            await self._create(key, ref, type, reason, message)
+            return
+        self._series.move_to_end(key)
+        series.count += 1
+        series.message = message
+        if series.written == 1 or self._clock() - series.written_at >= REFRESH:
+            await self._update(key, series)
+
+    async def flush(self) -> None:
+        """Write the counts that moved since the series' last write, `REFRESH` ago."""
+        now = self._clock()
+        for key, series in list(self._series.items()):
+            if series.count > series.written and now - series.written_at >= REFRESH:
+                await self._update(key, series)
+
+    async def _create(self, key: Key, ref: Ref, type: str, reason: str, message: str) -> None:
         namespace = ref.namespace or "default"
+        now = _now()
         body = {
             "apiVersion": "v1",
             "kind": "Event",
@@ -41,17 +103,48 @@ class Recorder:
             },
             "type": type,
             "reason": reason,
-            "message": message[:1024],
+            "message": message,
             "source": {"component": COMPONENT},
             "reportingComponent": COMPONENT,
             "firstTimestamp": now,
             "lastTimestamp": now,
             "count": 1,
         }
+        created = await self._send(ref, "POST", f"/api/v1/namespaces/{namespace}/events", body)
+        if created is not None:
+            name = created["metadata"]["name"]
+            self._series[key] = Series(
+                ref, type, reason, namespace, name, 1, 1, self._clock(), message
+            )
+            while len(self._series) > SERIES:
+                self._series.popitem(last=False)
+
+    async def _update(self, key: Key, series: Series) -> None:
+        ref = series.ref
+        patch = {"count": series.count, "lastTimestamp": _now(), "message": series.message}
+        path = f"/api/v1/namespaces/{series.namespace}/events/{series.name}"
+        series.written, series.written_at = series.count, self._clock()
         try:
             await self._limiter.acquire()
-            await self._core.create_namespaced_event(namespace, body)
-        except (ApiException, aiohttp.ClientError, TimeoutError) as error:
-            logger.warning(
-                "cannot record an Event on %s %s/%s: %r", ref.kind, ref.namespace, ref.name, error
-            )
+            await self._http.send("PATCH", path, patch, content_type=MERGE)
+        except ApiError as error:
+            if error.status != 404:
+                logger.warning("cannot update an Event on %s: %s", _shown(ref), error)
+                return
+            # Expired (Events live an hour): a new series.
+            del self._series[key]
+            await self._create(key, ref, series.type, series.reason, series.message)
+        except TRANSPORT_ERRORS as error:
+            logger.warning("cannot update an Event on %s: %r", _shown(ref), error)
+
+    async def _send(self, ref: Ref, method: str, path: str, body: Any) -> dict[str, Any] | None:
+        try:
+            await self._limiter.acquire()
+            return await self._http.send(method, path, body)
+        except (ApiError, *TRANSPORT_ERRORS) as error:
+            logger.warning("cannot record an Event on %s: %r", _shown(ref), error)
+            return None
+
+
+def _shown(ref: Ref) -> str:
+    return f"{ref.kind} {ref.namespace}/{ref.name}"

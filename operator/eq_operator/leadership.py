@@ -1,78 +1,74 @@
-"""One replica writes and evicts at a time: the holder of a coordination.k8s.io Lease.
+"""One replica writes and evicts at a time: the holder of a coordination.k8s.io Lease, by
+client-go's leader election rules (`tools/leaderelection`).
 
-Every replica watches and computes, so a stand-by that takes over has warm caches. The holder
-renews the Lease every third of its duration; a stand-by takes it when it has not been renewed
-for a whole duration, or at once when the holder gives it up on a clean shutdown. Taking the
-Lease is a compare-and-swap (a JSON patch that first tests the holder and renewal time), so
-two replicas can never both win.
+Every replica watches and computes, so a stand-by that takes over has warm caches. Expiry is
+measured on the local clock from the moment this replica last saw the Lease's record change,
+never by comparing the holder's `renewTime` with the local time: clocks of two nodes may differ
+by minutes. The leader renews every `retry` seconds; a renewal that fails is tried again every
+`retry` until `renew_deadline` has passed since the last success, and only then is leadership
+given up, before any stand-by can count the Lease expired (`renew_deadline < duration`). Writes
+carry the resourceVersion read (an optimistic lock), so two replicas can never both win. On a
+clean shutdown the leader gives the Lease up (client-go's ReleaseOnCancel): the holder is
+emptied, and a stand-by takes over at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime
+import random
+import time
 from collections.abc import Callable
 from typing import Any
 
-import aiohttp
-from eq_kit.kube import read_json
-from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
+from eq_kit.kube import ApiError, Http
 
 from .logs import logger
-
-JSON_PATCH = "application/json-patch+json"
-
-
-def _now() -> datetime.datetime:
-    return datetime.datetime.now(tz=datetime.UTC)
+from .writing import MERGE, TRANSPORT_ERRORS
 
 
-def _stamp(moment: datetime.datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _parse(text: str | None) -> datetime.datetime | None:
-    if not text:
-        return None
-    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+def _stamp() -> str:
+    return datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class Leadership:
     def __init__(
         self,
-        api: client.ApiClient,
+        http: Http,
         *,
         namespace: str,
         name: str,
         identity: str,
         duration: float,
         on_change: Callable[[bool], None],
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        # Any: kubernetes-asyncio's stubs omit the `_content_type` and `_preload_content`
-        # keywords its methods take, and dict bodies.
-        self._api: Any = client.CoordinationV1Api(api)
+        self._http = http
+        self._path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"
         self._namespace, self._name, self._identity = namespace, name, identity
-        self._duration = duration
-        self._on_change = on_change
+        # client-go's proportions: 15 s, 10 s, 2 s.
+        self.duration, self.renew_deadline, self.retry = duration, duration * 2 / 3, duration / 7.5
+        self._on_change, self._clock = on_change, clock
         self.leading = False
-        self._renewed: datetime.datetime | None = None
+        self._observed: dict[str, Any] | None = None
+        """The Lease's spec as last seen, and when (local clock) it last changed."""
+        self._observed_at = 0.0
+        self._version = ""
 
     async def run(self) -> None:
         """Try to lead, and keep leading, until cancelled; then give the Lease up."""
         try:
             while True:
-                try:
-                    self._set(await self._attempt())
-                except (ApiException, aiohttp.ClientError, TimeoutError) as error:
-                    logger.warning("the Lease %s/%s: %r", self._namespace, self._name, error)
-                    expired = (
-                        self._renewed is None
-                        or (_now() - self._renewed).total_seconds() > self._duration
-                    )
-                    if expired:
-                        self._set(False)
-                await asyncio.sleep(self._duration / 3)
+                while not await self._try():
+                    await asyncio.sleep(self.retry * random.uniform(1.0, 1.2))
+                self._set(True)
+                renewed = self._clock()
+                while self._clock() - renewed < self.renew_deadline:
+                    await asyncio.sleep(self.retry)
+                    if await self._try():
+                        renewed = self._clock()
+                logger.warning("%s could not renew the Lease in time", self._identity)
+                self._set(False)
         finally:
             if self.leading:
                 await asyncio.shield(self._release())
@@ -83,85 +79,81 @@ class Leadership:
             logger.info("%s leading: %s", self._identity, leading)
             self._on_change(leading)
 
-    async def _attempt(self) -> bool:
+    async def _try(self) -> bool:
+        """client-go's tryAcquireOrRenew: whether this replica holds the Lease now."""
         try:
-            lease = await self._read()
-        except ApiException as error:
+            return await self._acquire_or_renew()
+        except ApiError as error:
+            if error.status != 409:  # 409: another replica wrote it first
+                logger.warning("the Lease %s/%s: %s", self._namespace, self._name, error)
+        except TRANSPORT_ERRORS as error:
+            logger.warning("the Lease %s/%s: %r", self._namespace, self._name, error)
+        return False
+
+    async def _acquire_or_renew(self) -> bool:
+        try:
+            lease = await self._http.get_json(self._path, {})
+        except ApiError as error:
             if error.status != 404:
                 raise
             return await self._create()
         spec = lease.get("spec") or {}
-        holder, renewed = spec.get("holderIdentity"), _parse(spec.get("renewTime"))
-        duration = spec.get("leaseDurationSeconds") or self._duration
-        free = not holder or renewed is None or (_now() - renewed).total_seconds() > duration
-        if holder != self._identity and not free:
-            return False
-        now = _now()
-        changes: list[dict[str, Any]] = [
-            {"op": "test", "path": "/spec/holderIdentity", "value": holder},
-            {"op": "test", "path": "/spec/renewTime", "value": spec.get("renewTime")},
-            {"op": "replace", "path": "/spec/holderIdentity", "value": self._identity},
-            {"op": "replace", "path": "/spec/renewTime", "value": _stamp(now)},
-            {"op": "replace", "path": "/spec/leaseDurationSeconds", "value": int(self._duration)},
-        ]
-        if holder != self._identity:
-            transitions = spec.get("leaseTransitions") or 0
-            changes += [
-                {"op": "replace", "path": "/spec/acquireTime", "value": _stamp(now)},
-                {"op": "replace", "path": "/spec/leaseTransitions", "value": transitions + 1},
-            ]
-        try:
-            await self._api.patch_namespaced_lease(
-                self._name, self._namespace, changes, _content_type=JSON_PATCH
-            )
-        except ApiException as error:
-            if error.status in (409, 422, 500):  # somebody else changed it first
-                return False
-            raise
-        self._renewed = now
+        now = self._clock()
+        if spec != self._observed:
+            self._observed, self._observed_at = spec, now
+        holder = spec.get("holderIdentity") or ""
+        lasts = spec.get("leaseDurationSeconds") or self.duration
+        if holder and holder != self._identity and now < self._observed_at + lasts:
+            return False  # somebody else's, and alive as far as this replica can tell
+        stamp = _stamp()
+        mine = holder == self._identity
+        new = {
+            **spec,
+            "holderIdentity": self._identity,
+            "leaseDurationSeconds": int(self.duration),
+            "renewTime": stamp,
+            "acquireTime": spec.get("acquireTime") if mine else stamp,
+            "leaseTransitions": (spec.get("leaseTransitions") or 0) + (0 if mine else 1),
+        }
+        version = lease["metadata"]["resourceVersion"]
+        patch = {"metadata": {"resourceVersion": version}, "spec": new}
+        await self._http.send("PATCH", self._path, patch, content_type=MERGE)
+        self._observed, self._observed_at = new, self._clock()
         return True
 
-    async def _read(self) -> dict[str, Any]:
-        return await read_json(
-            await self._api.read_namespaced_lease(
-                self._name, self._namespace, _preload_content=False
-            )
-        )
-
     async def _create(self) -> bool:
-        now = _stamp(_now())
+        stamp = _stamp()
+        spec = {
+            "holderIdentity": self._identity,
+            "leaseDurationSeconds": int(self.duration),
+            "acquireTime": stamp,
+            "renewTime": stamp,
+            "leaseTransitions": 0,
+        }
         body = {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
             "metadata": {"name": self._name, "namespace": self._namespace},
-            "spec": {
-                "holderIdentity": self._identity,
-                "leaseDurationSeconds": int(self._duration),
-                "acquireTime": now,
-                "renewTime": now,
-                "leaseTransitions": 0,
-            },
+            "spec": spec,
         }
-        try:
-            await self._api.create_namespaced_lease(self._namespace, body)
-        except ApiException as error:
-            if error.status == 409:  # another replica created it first
-                return False
-            raise
-        self._renewed = _now()
+        await self._http.send("POST", self._path.rsplit("/", 1)[0], body)
+        self._observed, self._observed_at = spec, self._clock()
         return True
 
     async def _release(self) -> None:
         """Give the Lease up so that a stand-by takes over now, not after a duration."""
         try:
-            changes = [
-                {"op": "test", "path": "/spec/holderIdentity", "value": self._identity},
-                {"op": "replace", "path": "/spec/holderIdentity", "value": ""},
-            ]
-            await self._api.patch_namespaced_lease(
-                self._name, self._namespace, changes, _content_type=JSON_PATCH
-            )
-            logger.info("%s gave the Lease up", self._identity)
-        except (ApiException, aiohttp.ClientError, TimeoutError) as error:
+            lease = await self._http.get_json(self._path, {})
+            spec = lease.get("spec") or {}
+            if spec.get("holderIdentity") == self._identity:
+                stamp = _stamp()
+                released = {"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": stamp}
+                patch = {
+                    "metadata": {"resourceVersion": lease["metadata"]["resourceVersion"]},
+                    "spec": {**released, "acquireTime": stamp},
+                }
+                await self._http.send("PATCH", self._path, patch, content_type=MERGE)
+                logger.info("%s gave the Lease up", self._identity)
+        except (ApiError, *TRANSPORT_ERRORS) as error:
             logger.warning("could not give the Lease up: %r", error)
         self._set(False)

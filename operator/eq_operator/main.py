@@ -53,15 +53,16 @@ async def serve(
     view = ClusterView(QuotaEngine(settings.engine))
     metrics = Metrics()
     limiter = TokenBucket(settings.api_qps, settings.api_burst)  # one bucket for every write
-    events = Recorder(api, limiter)
-    reclaimer = Reclaimer(view, eviction_api(api, limiter), events, settings.reclaim, metrics)
-    writer = Writer(api, view, metrics, limiter=limiter, workers=settings.write_workers)
+    http = Http(api)
+    events = Recorder(http, limiter)
+    reclaimer = Reclaimer(view, eviction_api(http, limiter), events, settings.reclaim, metrics)
+    writer = Writer(http, view, metrics, limiter=limiter, workers=settings.write_workers)
     admitter = Admitter(view, writer, events, metrics, hold=settings.admission_hold)
-    streams = observing.caches(Http(api), view, _namespaces(settings))
+    streams = observing.caches(http, view, _namespaces(settings))
     loop = Loop(view, writer, admitter, reclaimer, events, metrics, settings, ready=streams)
     identity = settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     leadership = Leadership(
-        api,
+        http,
         namespace=settings.engine.namespace,
         name=settings.lease_name,
         identity=identity,

@@ -1,5 +1,9 @@
 """The operator's clock: recompute in batches, admit gated pods and write what changed, reclaim
-when leading."""
+when leading.
+
+Only the watch changes the engine (view.py); each step here recomputes it once, then takes its
+decisions (admissions, the fields to write, reclaim plans) from that state and applies them.
+"""
 
 from __future__ import annotations
 
@@ -47,19 +51,18 @@ class Loop:
         self._events, self._metrics, self._settings = events, metrics, settings
         self.leading = False
         self.heartbeat = time.monotonic()
-        self._groups: set[str] = set()
-        self._pods: set[str] = set()
         self._reported: set[Problem] = set()
         self._next_audit = 0.0
 
     def leading_changed(self, leading: bool) -> None:
-        """A new leader compares every object once; it inherits no reclaim timers."""
+        """A new leader compares every object once; one that stops leaves its pending writes
+        to the next. The reclaim clocks run on every replica and are kept."""
         self.leading = leading
         if leading:
-            self._groups.update(self._view.quota_refs)
-            self._pods.update(self._view.pod_labels)
+            self._writer.want(self._view.quota_refs, self._view.pod_labels)
             self._admit = True
-            self._reclaimer.forget()
+        else:
+            self._writer.clear()
 
     async def run(self) -> None:
         reclaim = self._settings.reclaim
@@ -75,17 +78,18 @@ class Loop:
                 if acting and now >= self._next_audit:
                     self._next_audit = now + AUDIT_INTERVAL
                     await self.report_problems()
-                if reclaim.enabled and now >= next_reclaim:
+                if reclaim.enabled and now >= next_reclaim and self._view.synced:
                     next_reclaim = now + reclaim.interval
-                    if acting:
-                        await self._reclaimer.round()
+                    await self._reclaimer.round(acting=acting)
+                if acting:
+                    await self._events.flush()
             except Exception:  # a bug must not stop the operator's clock
                 logger.exception("the operator's loop failed; going on")
 
     async def step(self) -> None:
         """Recompute if anything changed, then (when leading) admit the gated pods that fit and
-        write what differs."""
-        view = self._view
+        write what differs, with the writes that failed before and are due again."""
+        view, writer = self._view, self._writer
         # Decisions start once every kind's first LIST is in the engine.
         view.synced = view.synced or self._ready.ready
         if view.dirty:
@@ -94,19 +98,18 @@ class Loop:
             changes = view.engine.recompute()
             self._metrics.recompute.observe(time.perf_counter() - started)
             self._metrics.publish(changes.groups, changes.removed_groups)
-            self._groups.update(status.name for status in changes.groups)
-            self._pods.update(changes.pod_labels)
+            if self.leading:
+                writer.want((status.name for status in changes.groups), changes.pod_labels)
             self._admit = True
-        if (self._admit or self._admitter.pending) and self.leading and view.synced:
+        acting = self.leading and view.synced
+        if acting and (self._admit or self._admitter.pending):
             self._admit = False
-            self._groups |= await self._admitter.round()
-        self._groups |= view.touched_quotas
-        self._pods |= view.touched_pods
+            writer.want(await self._admitter.round())
+        if self.leading:
+            writer.want(view.touched_quotas, view.touched_pods)
         view.touched_quotas, view.touched_pods = set(), set()
-        if self.leading and view.synced and (self._groups or self._pods):
-            groups, pods = self._groups, self._pods
-            self._groups, self._pods = set(), set()
-            await self._writer.write(sorted(groups), sorted(pods))
+        if acting and writer.due:
+            await writer.flush()
 
     async def report_unreadable(self) -> None:
         """An Event on each object found unreadable since the last report."""

@@ -36,7 +36,8 @@ class OperatorSettings:
     lease_name: str = "elastic-quota-operator"
     """The Lease, in the built-in groups' namespace, that elects the one replica that writes."""
     lease_duration: float = 15.0
-    """Seconds a leader's Lease lasts without renewal before a stand-by takes over."""
+    """Seconds a stand-by waits after it last saw the Lease change before it takes over
+    (client-go's LeaseDuration); renewals every 2/15 of it, given up after 2/3 without one."""
     identity: str = ""
     """This replica's name in the Lease (the pod name); generated if empty."""
     api_qps: float = 50.0

@@ -145,6 +145,8 @@ class ClusterView:
         except ObjectError as error:
             self.engine.remove_pod(key)
             self._unreadable(_ref(body, "v1", "Pod"), error)
+        else:
+            self.unreadable.pop(f"Pod {key}", None)  # readable again
 
     def forget_pod(self, key: str) -> None:
         self.engine.remove_pod(key)
@@ -159,6 +161,8 @@ class ClusterView:
         except ObjectError as error:
             self.engine.remove_node(body["metadata"]["name"])
             self._unreadable(_ref(body, "v1", "Node"), error)
+        else:
+            self.unreadable.pop(f"Node /{body['metadata']['name']}", None)  # readable again
 
     def forget_node(self, key: str) -> None:
         self.engine.remove_node(key)

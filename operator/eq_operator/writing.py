@@ -1,175 +1,265 @@
-"""Writing what the engine computed: only our keys, only when they differ, as merge patches.
+"""Writing what the engine computed: only our keys, only when they differ, as merge patches,
+and never dropped: a write that fails stays pending until it succeeds or the object is gone.
 
 An ElasticQuota gets the `runtime`, `request`, `used` and `waiting-pods` annotations and
 `status.used` (through the status subresource where the CRD has one; on the object where it has
-none, as with Koordinator's CRD). A pod gets its `capacity` label, and loses the admission gate
-when quota admits it. Nothing else of anybody's object is touched. Conflicts, throttling and
-server errors are retried with a growing pause.
+none, as with Koordinator's CRD: discovery says which). A pod gets its `capacity` label, and
+loses the admission gate when quota admits it. Nothing else of anybody's object is touched;
+a key of ours no longer wanted is removed (`null` in the patch), also inside `status.used`.
+
+Pending writes work as client-go's rate-limited work queue: each object that failed waits
+0.25 s, doubling to 5 s (or the server's `Retry-After`), then is compared and written again
+from what the engine wants *then*. When the API server does not answer at all, nothing is sent
+until one probe gets through (the same backoff), so an outage costs a request now and then,
+not one per object. What was written is read back from the answer, not assumed.
 
 Writes go `workers` at a time and through the client-side token bucket (`--api-qps`,
-`--api-burst`). Each answered request counts as progress (`progress`), which the liveness probe
-reads: a long burst of writes is work, not a hung loop.
+`--api-burst`), as raw JSON (no client models). Each answered request counts as progress
+(`progress`), which the liveness probe reads: a long burst of writes is work, not a hung loop.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import aiohttp
-from eq_engine import Pod, QuotaEngine, keys
-from eq_kit.caching import QUOTAS
-from eq_kit.throttling import TokenBucket, each
-from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
+import orjson
+from eq_engine import Pod, keys
+from eq_kit.caching import PODS, QUOTAS
+from eq_kit.kube import ApiError, Http
+from eq_kit.throttling import Retry, TokenBucket, each
 
 from .logs import logger
 from .metrics import Metrics
 from .view import OWNED_ANNOTATIONS, ClusterView, QuotaFields
 
-GROUP, VERSION, PLURAL = QUOTAS.group, QUOTAS.version, QUOTAS.plural
 MERGE = "application/merge-patch+json"
-ATTEMPTS = 4
-_RETRIED = {409, 429, 500, 502, 503, 504}
+FIRST_RETRY, LAST_RETRY = 0.25, 5.0
+"""Seconds before a failed write is tried again: the first pause, doubling up to the last."""
+TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError)
+
+
+class Gone(Exception):
+    """The object was deleted: its write is done."""
+
+
+class NotHeld(Exception):
+    """The answer does not hold what was written (a status ignored on the object): again."""
 
 
 class Writer:
     def __init__(
         self,
-        api: client.ApiClient,
+        http: Http,
         view: ClusterView,
         metrics: Metrics,
         *,
         limiter: TokenBucket,
         workers: int,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        # Any: kubernetes-asyncio's stubs omit the `_content_type` keyword its methods take.
-        self._custom: Any = client.CustomObjectsApi(api)
-        self._core: Any = client.CoreV1Api(api)
-        self._view = view
-        self._metrics = metrics
-        self._limiter, self._workers = limiter, workers
-        self._in_flight = asyncio.Semaphore(workers)
-        self._status_subresource = True  # until the API server says otherwise
+        self._http, self._view, self._metrics = http, view, metrics
+        self._limiter, self._workers, self._clock = limiter, workers, clock
+        self.groups: dict[str, Retry] = {}
+        self.pods: dict[str, Retry] = {}
+        """Objects to compare and maybe write, with their backoff (new ones: due now)."""
+        self._unreachable = _retry()
+        self._status_subresource: bool | None = None
+        """Whether the CRD serves `/status` (discovery says); None: ask before the next write."""
         self.progress = time.monotonic()
         """When a write was last answered."""
 
-    async def write(self, groups: Iterable[str], pods: Iterable[str]) -> None:
-        """Bring the named groups' and pods' fields to what the engine wants."""
-        engine = self._view.engine
-        labels = self._view.pod_labels
-        wrong = (
-            (key, label)
-            for key in pods
-            if key in labels and labels[key] != (label := engine.capacity_label(key))
-        )
-        await each(groups, lambda name: self._write_group(engine, name), workers=self._workers)
-        await each(wrong, lambda item: self._write_label(*item), workers=self._workers)
+    def want(self, groups: Iterable[str] = (), pods: Iterable[str] = ()) -> None:
+        """Compare these objects at the next `flush` (a pending one keeps its backoff)."""
+        for name in groups:
+            self.groups.setdefault(name, _retry())
+        for key in pods:
+            self.pods.setdefault(key, _retry())
 
-    async def _write_group(self, engine: QuotaEngine, name: str) -> None:
-        ref = self._view.quota_refs.get(name)
-        try:
-            status = engine.status(name)
-        except KeyError:
-            return  # the group went away since
-        if ref is None:
-            return  # no object to write to (yet)
-        waiting = self._view.waiting.get(name, 0)
-        wanted, seen = QuotaFields.wanted(status, waiting), self._view.quota_fields.get(name)
-        if seen is None:
+    def clear(self) -> None:
+        """Forget what is pending (a stand-by writes nothing; a new leader compares all)."""
+        self.groups.clear()
+        self.pods.clear()
+
+    @property
+    def due(self) -> bool:
+        now = self._clock()
+        return now >= self._unreachable.not_before and any(
+            retry.not_before <= now for retry in (*self.groups.values(), *self.pods.values())
+        )
+
+    @property
+    def reachable(self) -> bool:
+        return self._clock() >= self._unreachable.not_before
+
+    async def flush(self) -> None:
+        """One attempt for every pending object whose time has come: what the engine wants
+        now, where it differs from what the object holds (as last seen)."""
+        if not self.reachable:
             return
-        if wanted.annotations != seen.annotations:
-            patch = {
-                "metadata": {
-                    "annotations": dict(zip(OWNED_ANNOTATIONS, wanted.annotations, strict=True))
-                }
-            }
-            if await self._send("ElasticQuota", self._patch_quota(ref.namespace, name, patch)):
-                seen = QuotaFields(wanted.annotations, seen.status_used)
-        if wanted.status_used != seen.status_used:
-            body = {"status": {"used": _loads(wanted.status_used)}}
-            if await self._send("ElasticQuota", self._patch_status(ref.namespace, name, body)):
-                seen = QuotaFields(seen.annotations, wanted.status_used)
-        self._view.quota_fields[name] = seen
+        now = self._clock()
+        engine, view = self._view.engine, self._view
+        groups = []
+        for name, retry in list(self.groups.items()):
+            if retry.not_before > now:
+                continue
+            ref, seen = view.quota_refs.get(name), view.quota_fields.get(name)
+            try:
+                status = engine.status(name)
+            except KeyError:
+                status = None  # the group went away since
+            if ref is None or seen is None or status is None:
+                del self.groups[name]  # no object to write to (it may come: the watch says)
+                continue
+            wanted = QuotaFields.wanted(status, view.waiting.get(name, 0))
+            if wanted == seen:
+                del self.groups[name]
+            else:
+                groups.append((name, ref.namespace, wanted, seen))
+        pods = []
+        for key, retry in list(self.pods.items()):
+            if retry.not_before > now:
+                continue
+            label = engine.capacity_label(key)
+            if key not in view.pod_labels or view.pod_labels[key] == label:
+                del self.pods[key]
+            else:
+                pods.append((key, label))
+        await each(groups, lambda item: self._write_group(*item), workers=self._workers)
+        await each(pods, lambda item: self._write_label(*item), workers=self._workers)
 
-    def _patch_quota(
-        self, namespace: str, name: str, patch: Mapping[str, Any]
-    ) -> Callable[[], Awaitable[Any]]:
-        return lambda: self._custom.patch_namespaced_custom_object(
-            GROUP, VERSION, namespace, PLURAL, name, patch, _content_type=MERGE
-        )
+    async def _write_group(
+        self, name: str, namespace: str, wanted: QuotaFields, seen: QuotaFields
+    ) -> None:
+        path = f"{QUOTAS.url(namespace)}/{name}"
 
-    def _patch_pod(
-        self, namespace: str, name: str, patch: Mapping[str, Any]
-    ) -> Callable[[], Awaitable[Any]]:
-        return lambda: self._core.patch_namespaced_pod(name, namespace, patch, _content_type=MERGE)
+        async def write() -> None:
+            current = seen
+            if wanted.annotations != current.annotations:
+                owned = dict(zip(OWNED_ANNOTATIONS, wanted.annotations, strict=True))
+                current = await self._patch(path, {"metadata": {"annotations": owned}})
+            if wanted.status_used != current.status_used:
+                current = await self._write_status(path, wanted, current)
+            if name in self._view.quota_fields:  # not deleted meanwhile
+                self._view.quota_fields[name] = current
+            if current != wanted:  # e.g. an API server that ignored status on the object
+                raise NotHeld(f"ElasticQuota {namespace}/{name} does not hold what was written")
 
-    def _patch_status(
-        self, namespace: str, name: str, patch: Mapping[str, Any]
-    ) -> Callable[[], Awaitable[Any]]:
-        async def call() -> Any:
-            if self._status_subresource:
-                try:
-                    return await self._custom.patch_namespaced_custom_object_status(
-                        GROUP, VERSION, namespace, PLURAL, name, patch, _content_type=MERGE
-                    )
-                except ApiException as error:
-                    if error.status != 404:
-                        raise
-                    # A CRD without the status subresource (Koordinator's): write the object.
-                    self._status_subresource = False
-                    logger.info("no status subresource: writing status.used on the object")
-            return await self._patch_quota(namespace, name, patch)()
+        await self._attempt("ElasticQuota", name, self.groups, write)
 
-        return call
+    async def _patch(self, path: str, patch: Mapping[str, Any]) -> QuotaFields:
+        return QuotaFields.of(await self._send("PATCH", path, patch))
+
+    async def _write_status(self, path: str, wanted: QuotaFields, seen: QuotaFields) -> QuotaFields:
+        """`status.used` as wanted, resources no longer used removed."""
+        used = _loads(wanted.status_used) or {}
+        dropped = {name: None for name in _loads(seen.status_used) or {} if name not in used}
+        patch = {"status": {"used": {**used, **dropped} if wanted.status_used else None}}
+        if self._status_subresource is None:
+            self._status_subresource = await self._serves_status()
+        if self._status_subresource:
+            try:
+                return await self._patch(f"{path}/status", patch)
+            except Gone:
+                # Gone, or a CRD without the status subresource (changed since): ask again.
+                self._status_subresource = await self._serves_status()
+                if self._status_subresource:
+                    raise
+                logger.info("no status subresource: writing status.used on the object")
+        written = await self._patch(path, patch)
+        if written.status_used != wanted.status_used:
+            self._status_subresource = None  # ignored: the CRD may have gained `/status`
+        return written
+
+    async def _serves_status(self) -> bool:
+        await self._limiter.acquire()
+        listed = await self._http.get_json(f"/apis/{QUOTAS.group}/{QUOTAS.version}", {})
+        names = {resource.get("name") for resource in listed.get("resources") or ()}
+        return f"{QUOTAS.plural}/status" in names
 
     async def lift_gate(self, pod: Pod) -> bool:
-        """Remove the admission gate from `pod`, keeping any other gate. The API server only
-        lets gates be removed, so a list that went stale meanwhile is refused, never restored."""
+        """Remove the admission gate from `pod`, keeping any other gate (one attempt: the
+        admitter decides again). The API server only lets gates be removed, so a list that
+        went stale meanwhile is refused, never restored."""
         others = [{"name": name} for name in pod.other_gates]
         patch = {"spec": {"schedulingGates": others or None}}
-        return await self._send("Pod", self._patch_pod(pod.namespace, pod.name, patch))
+        path = f"{PODS.url(pod.namespace)}/{pod.name}"
+
+        async def write() -> None:
+            await self._send("PATCH", path, patch)
+
+        return await self._attempt("Pod", pod.key, {}, write)
 
     async def _write_label(self, key: str, label: str | None) -> None:
         namespace, name = key.split("/", 1)
         patch = {"metadata": {"labels": {keys.CAPACITY: label}}}
-        if await self._send("Pod", self._patch_pod(namespace, name, patch)):
-            self._view.pod_labels[key] = label
 
-    async def _send(self, kind: str, call: Callable[[], Awaitable[Any]]) -> bool:
-        """Send with retries; False if the object is gone or the API keeps refusing."""
-        pause = 0.2
-        for attempt in range(ATTEMPTS):
-            try:
-                async with self._in_flight:
-                    await self._limiter.acquire()
-                    try:
-                        await call()
-                    finally:
-                        self.progress = time.monotonic()
-                self._metrics.writes.labels(kind, "ok").inc()
-                return True
-            except ApiException as error:
-                if error.status == 404:
-                    self._metrics.writes.labels(kind, "gone").inc()
-                    return False
-                if error.status not in _RETRIED or attempt == ATTEMPTS - 1:
-                    self._metrics.writes.labels(kind, "error").inc()
-                    logger.warning("writing a %s failed: %s %s", kind, error.status, error.reason)
-                    return False
-            except (aiohttp.ClientError, TimeoutError) as error:
-                if attempt == ATTEMPTS - 1:
-                    self._metrics.writes.labels(kind, "error").inc()
-                    logger.warning("writing a %s failed: %r", kind, error)
-                    return False
-            self._metrics.writes.labels(kind, "retried").inc()
-            await asyncio.sleep(pause)
-            pause *= 2
-        return False
+        async def write() -> None:
+            body = await self._send("PATCH", f"{PODS.url(namespace)}/{name}", patch)
+            if key in self._view.pod_labels:  # not deleted meanwhile
+                labels = (body.get("metadata") or {}).get("labels") or {}
+                self._view.pod_labels[key] = labels.get(keys.CAPACITY)
+
+        await self._attempt("Pod", key, self.pods, write)
+
+    async def _send(self, method: str, path: str, body: Any) -> dict[str, Any]:
+        await self._limiter.acquire()
+        try:
+            return await self._http.send(method, path, body, content_type=MERGE)
+        except ApiError as error:
+            if error.status == 404:
+                raise Gone from error
+            raise
+        finally:
+            self.progress = time.monotonic()
+
+    async def _attempt(
+        self, kind: str, key: str, pending: dict[str, Retry], write: Callable[[], Any]
+    ) -> bool:
+        """Run `write` once; done (or gone): off `pending`; failed: back on it, later."""
+        if not self.reachable:
+            return False  # the server is away: wait for the probe, send nothing
+        try:
+            await write()
+        except Gone:
+            self._metrics.writes.labels(kind, "gone").inc()
+            pending.pop(key, None)
+            return False
+        except (ApiError, NotHeld) as error:
+            self._unreachable = _retry()
+            after = error.retry_after if isinstance(error, ApiError) else 0.0
+            self._failed(kind, key, pending, f"{error}", after)
+            return False
+        except TRANSPORT_ERRORS as error:
+            if self.reachable:
+                self._unreachable.failed(self._clock())
+            self._failed(kind, key, pending, repr(error), 0.0)
+            return False
+        self._unreachable = _retry()
+        self._metrics.writes.labels(kind, "ok").inc()
+        retry = pending.pop(key, None)
+        if retry is not None and retry.failures:
+            logger.info("wrote %s %s after %d failed attempts", kind, key, retry.failures)
+        return True
+
+    def _failed(
+        self, kind: str, key: str, pending: dict[str, Retry], why: str, retry_after: float
+    ) -> None:
+        self._metrics.writes.labels(kind, "error").inc()
+        retry = pending.get(key)
+        if retry is None:
+            logger.warning("writing %s %s failed: %s", kind, key, why)
+            return
+        if not retry.failures:
+            logger.warning("writing %s %s failed: %s; it stays pending", kind, key, why)
+        retry.failed(self._clock(), retry_after)
+
+
+def _retry() -> Retry:
+    return Retry(FIRST_RETRY, LAST_RETRY)
 
 
 def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
+    return None if text is None else orjson.loads(text)

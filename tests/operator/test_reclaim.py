@@ -121,6 +121,14 @@ async def test_a_refused_eviction_moves_to_the_next_over_quota_pod_never_an_in_q
         assert not {"b0", "b1"} & set(evictions.names)
         blocked = events(api, "ReclaimBlocked")
         assert blocked and "refused (PodDisruptionBudget)" in blocked[0]["message"]
+        # b3 is asked again after its backoff; its Event counts the refusals.
+        await eventually(lambda: evictions.names.count("b3") >= 2, what="b3 asked again")
+
+        def b3_blocked() -> list[dict[str, Any]]:
+            return [e for e in events(api, "ReclaimBlocked") if e["involvedObject"]["name"] == "b3"]
+
+        await eventually(lambda: b3_blocked()[0].get("count") == 2, what="the count raised")
+        assert len(b3_blocked()) == 1
     finally:
         await operator.stop()
 

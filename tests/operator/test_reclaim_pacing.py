@@ -34,7 +34,9 @@ class Events:
     def __init__(self) -> None:
         self.reasons: list[str] = []
 
-    async def record(self, ref: Ref, *, type: str, reason: str, message: str) -> None:
+    async def record(
+        self, ref: Ref, *, type: str, reason: str, message: str, about: str = ""
+    ) -> None:
         self.reasons.append(reason)
 
 
@@ -52,11 +54,11 @@ class Deployment:
     def run_one(self) -> None:
         self.view.observe_pod(pod(next(self._names), namespace="borrower", cpu="2"))
 
-    async def evict(self, namespace: str, name: str) -> Outcome:
+    async def evict(self, namespace: str, name: str) -> tuple[Outcome, float]:
         self.evicted.append((self.clock.now, name))
         self.view.forget_pod(f"{namespace}/{name}")
         self.run_one()
-        return Outcome.EVICTED
+        return Outcome.EVICTED, 0.0
 
 
 async def evictions_over(seconds: float, *, max_evictions: int) -> list[tuple[float, str]]:

@@ -1,0 +1,93 @@
+"""Leader election by client-go's rules, against the emulated API server: expiry measured on
+the local clock from the last change of the Lease seen, renewals retried until the deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from eq_kit.kube import Http
+from eq_operator.leadership import Leadership
+from kubernetes_asyncio import client
+
+from tests.apiserver import ApiServer
+from tests.waiting import eventually
+
+NAMESPACE, NAME = "koordinator-system", "elastic-quota-operator"
+SKEWED = "2001-01-01T00:00:00.000000Z"  # a holder whose clock is far behind
+
+
+def lease(holder: str, renewed: str = SKEWED) -> dict[str, Any]:
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": NAME, "namespace": NAMESPACE},
+        "spec": {"holderIdentity": holder, "leaseDurationSeconds": 1, "renewTime": renewed},
+    }
+
+
+@contextlib.asynccontextmanager
+async def candidate(api: ApiServer, changes: list[bool]) -> AsyncIterator[Leadership]:
+    configuration = client.Configuration(host=api.url)
+    configuration.api_key = {"authorization": "Bearer admin"}
+    async with client.ApiClient(configuration) as session:
+        leadership = Leadership(
+            Http(session),
+            namespace=NAMESPACE,
+            name=NAME,
+            identity="me",
+            duration=1.0,
+            on_change=changes.append,
+        )
+        task = asyncio.create_task(leadership.run())
+        try:
+            yield leadership
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def renew(api: ApiServer, holder: str, times: int) -> None:
+    """Another replica renews every 0.2 s, stamping renewTime with its skewed clock."""
+    leases = api.catalog.named("leases")
+    for count in range(times):
+        stored = api.get("leases", NAME, NAMESPACE)
+        assert stored is not None
+        spec = {**stored["spec"], "renewTime": SKEWED.replace("00.0", f"{count % 60:02d}.0")}
+        api.storage.put(leases, {**stored, "spec": spec}, type="MODIFIED")
+        await asyncio.sleep(0.2)
+
+
+async def test_a_stand_by_leaves_a_live_lease_alone_whatever_the_holders_clock(api):
+    api.seed(lease("other"))
+    changes: list[bool] = []
+    async with candidate(api, changes) as leadership:
+        await renew(api, "other", times=15)  # 3 s, three lease durations
+        assert changes == []
+        # The holder stops renewing: taken a duration after its last change was seen.
+        await eventually(lambda: leadership.leading, timeout=5, what="the Lease taken")
+        stored = api.get("leases", NAME, NAMESPACE)
+        assert stored is not None and stored["spec"]["holderIdentity"] == "me"
+        assert stored["spec"]["leaseTransitions"] == 1
+
+
+async def test_a_failed_renewal_is_retried_before_leadership_is_given_up(api):
+    changes: list[bool] = []
+    async with candidate(api, changes) as leadership:
+        await eventually(lambda: leadership.leading, what="leading")
+        api.fault("PATCH", "leases", status=500, times=1)
+        api.fault("GET", "leases", status=500, times=1)
+        await eventually(
+            lambda: api.faults.active == [] or all(f.spent for f in api.faults.active),
+            what="both faults met",
+        )
+        renewals = api.count("patch", "leases")
+        await eventually(lambda: api.count("patch", "leases") > renewals + 3, what="renewals")
+        assert changes == [True]
+        # Renewals failing for longer than the renew deadline: it steps down.
+        api.fault("PATCH", "leases", status=500, seconds=2)
+        await eventually(lambda: changes == [True, False], what="stepping down")
+        await eventually(lambda: changes == [True, False, True], what="leading again")
