@@ -5,7 +5,8 @@ slowest part of that client, and one odd field (a pod status without `imageID`) 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import aiohttp
@@ -43,8 +44,12 @@ async def read_json(response: Any) -> dict[str, Any]:
 class Http:
     """GETs of raw JSON over an `ApiClient`'s session."""
 
-    def __init__(self, api: client.ApiClient) -> None:
+    def __init__(
+        self, api: client.ApiClient, observe: Callable[[str, int, float], None] | None = None
+    ) -> None:
         self._api = api
+        self._observe = observe
+        """Told of every request: its method, status (0: no answer) and seconds to answer."""
 
     async def _call(
         self,
@@ -55,16 +60,22 @@ class Http:
         body: Any = None,
         content_type: str = "application/json",
     ) -> aiohttp.ClientResponse:
-        response: aiohttp.ClientResponse = await self._api.call_api(
-            path,
-            method,
-            query_params=list(params.items()),
-            header_params={"Accept": "application/json", "Content-Type": content_type},
-            body=body,
-            auth_settings=["BearerToken"],
-            _preload_content=False,
-            _request_timeout=timeout,
-        )
+        started, status = time.perf_counter(), 0
+        try:
+            response: aiohttp.ClientResponse = await self._api.call_api(
+                path,
+                method,
+                query_params=list(params.items()),
+                header_params={"Accept": "application/json", "Content-Type": content_type},
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _request_timeout=timeout,
+            )
+            status = response.status
+        finally:
+            if self._observe is not None:
+                self._observe(method, status, time.perf_counter() - started)
         if response.status >= 400:
             data = await response.read()
             response.release()

@@ -88,6 +88,8 @@ class Admitter:
                 self._lifted[pod.key] = self._clock()
                 self._failed.pop(pod.key, None)
                 self._metrics.admitted.inc()
+                if pod.created:  # gated when it was created: the webhook gates new pods
+                    self._metrics.gate_wait.observe(max(0.0, time.time() - pod.created))
                 logger.debug("admitted %s", pod.key, extra={"pod": pod.key})
             else:
                 retry = self._failed.setdefault(pod.key, Retry(FIRST_RETRY, LAST_RETRY))

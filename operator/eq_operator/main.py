@@ -53,21 +53,28 @@ async def serve(
     view = ClusterView(QuotaEngine(settings.engine))
     metrics = Metrics()
     limiter = TokenBucket(settings.api_qps, settings.api_burst)  # one bucket for every write
-    http = Http(api)
+    http = Http(api, observe=metrics.observe_request)
     events = Recorder(http, limiter)
     reclaimer = Reclaimer(view, eviction_api(http, limiter), events, settings.reclaim, metrics)
     writer = Writer(http, view, metrics, limiter=limiter, workers=settings.write_workers)
     admitter = Admitter(view, writer, events, metrics, hold=settings.admission_hold)
     streams = observing.caches(http, view, _namespaces(settings))
     loop = Loop(view, writer, admitter, reclaimer, events, metrics, settings, ready=streams)
+    metrics.caches = streams
     identity = settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
+    metrics.leader.labels(identity).set(0)
+
+    def leading_changed(leading: bool) -> None:
+        metrics.leader.labels(identity).set(1 if leading else 0)
+        loop.leading_changed(leading)
+
     leadership = Leadership(
         http,
         namespace=settings.engine.namespace,
         name=settings.lease_name,
         identity=identity,
         duration=settings.lease_duration,
-        on_change=loop.leading_changed,
+        on_change=leading_changed,
     )
     registry = kopf.OperatorRegistry()
     tasks: list[asyncio.Task[Any]] = []

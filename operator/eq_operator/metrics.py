@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from eq_engine import GroupStatus
+from eq_kit.caching import Caches
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 
 _GROUP_LABELS = ["group", "namespace", "parent", "resource"]
 
@@ -47,9 +51,35 @@ class Metrics:
         )
         self.evictions = Counter(
             "elastic_quota_evictions",
-            "Evictions by result: evicted, blocked (a "
+            "Eviction attempts by group and result: evicted, blocked (a "
             "PodDisruptionBudget said no), gone (already deleted), failed, dry_run.",
-            ["result"],
+            ["group", "result"],
+            registry=r,
+        )
+        self.gate_wait = Histogram(
+            "elastic_quota_gate_wait_seconds",
+            "Time from a pod's creation (when the webhook gated it) to the operator lifting its "
+            "admission gate.",
+            buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600),
+            registry=r,
+        )
+        self.api_requests = Counter(
+            "elastic_quota_api_requests",
+            "Requests to the API server by verb (HTTP method) and status code (0: no answer).",
+            ["verb", "code"],
+            registry=r,
+        )
+        self.api_latency = Histogram(
+            "elastic_quota_api_request_duration_seconds",
+            "Time until the API server answered (a watch: until it started streaming).",
+            ["verb"],
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+            registry=r,
+        )
+        self.leader = Gauge(
+            "elastic_quota_leader",
+            "1 while this replica holds the Lease and writes, 0 while it stands by.",
+            ["pod"],
             registry=r,
         )
         self.recompute = Histogram(
@@ -75,6 +105,9 @@ class Metrics:
             "Pods whose admission gate the operator lifted.",
             registry=r,
         )
+        self.caches = Caches(())
+        """The process's caches, whose state is exported when scraped."""
+        r.register(_CacheCollector(self))
         self._series: dict[str, set[tuple[str, ...]]] = {}
         self._waiting: set[str] = set()
 
@@ -103,6 +136,10 @@ class Metrics:
             series.add(("over_quota", *group))
             self._series[status.name] = series
 
+    def observe_request(self, verb: str, code: int, seconds: float) -> None:
+        self.api_requests.labels(verb, str(code)).inc()
+        self.api_latency.labels(verb).observe(seconds)
+
     def publish_waiting(self, per_group: dict[str, int]) -> None:
         """Set the waiting gauge of groups with waiting pods; drop it where none wait."""
         for group in self._waiting - per_group.keys():
@@ -115,3 +152,34 @@ class Metrics:
         for metric, *labels in self._series.pop(group, ()):
             gauge = self.over_quota if metric == "over_quota" else self.values[metric]
             gauge.remove(*labels)
+
+
+class _CacheCollector(Collector):
+    """Read at scrape time from the reflectors, which know nothing of Prometheus."""
+
+    def __init__(self, metrics: Metrics) -> None:
+        self._metrics = metrics
+
+    def collect(self) -> Iterator[Metric]:
+        synced = GaugeMetricFamily(
+            "elastic_quota_cache_synced",
+            "1 once the kind's first LIST is applied (decisions wait for every kind).",
+            labels=["kind"],
+        )
+        restarts = CounterMetricFamily(
+            "elastic_quota_watch_restarts",
+            "LISTs after the first, per kind: a watch that ended in 410 Expired, an ERROR "
+            "event or a broken connection.",
+            labels=["kind"],
+        )
+        listed: dict[str, bool] = {}
+        relists: dict[str, int] = {}
+        for reflector in self._metrics.caches.reflectors:
+            kind = reflector.kind.name
+            listed[kind] = listed.get(kind, True) and reflector.listed.is_set()
+            relists[kind] = relists.get(kind, 0) + max(0, reflector.lists - 1)
+        for kind in sorted(listed):
+            synced.add_metric([kind], 1.0 if listed[kind] else 0.0)
+            restarts.add_metric([kind], relists[kind])
+        yield synced
+        yield restarts

@@ -163,7 +163,7 @@ class Reclaimer:
             if outcome is None:
                 continue  # a dry run reported it a moment ago
             acted = acted or victim.key in leaving
-            self._metrics.evictions.labels(outcome.value).inc()
+            self._metrics.evictions.labels(plan.group, outcome.value).inc()
             why = f"{reason}; the pod requests {_shown(victim.request)}"
             await self._record(plan.group, victim, outcome, why)
         return acted

@@ -205,6 +205,11 @@ async def test_probes_and_metrics(api, client, tmp_path):
             'elastic_quota_group_over_quota_pods{group="team-a",namespace="team-a",'
             'parent="dept"} 1.0'
         ) in page
+        assert 'elastic_quota_cache_synced{kind="Pod"} 1.0' in page
+        assert 'elastic_quota_watch_restarts_total{kind="Pod"} 0.0' in page
+        assert 'elastic_quota_leader{pod="op"} 1.0' in page
+        assert 'elastic_quota_api_requests_total{code="200",verb="GET"}' in page
+        assert 'elastic_quota_api_request_duration_seconds_count{verb="PATCH"}' in page
         assert "elastic_quota_recompute_duration_seconds_count" in page
         assert 'elastic_quota_api_writes_total{kind="ElasticQuota",result="ok"}' in page
         await client.delete(quota("sub-2", namespace="sub-2"))
