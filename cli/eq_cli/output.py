@@ -97,8 +97,7 @@ def as_tree(report: Report) -> str:
     lines = [f"{'':<34}" + "".join(f"{c:>{_CELL}}" for c in COLUMNS)]
 
     def draw(group: GroupStatus, lead: str, branch: str) -> None:
-        kind = " (parent)" if group.is_parent and group.parent else ""
-        lines.append(f"{lead}{branch}{group.name}{kind}")
+        lines.append(f"{lead}{branch}{group.name}{_notes(report, group)}")
         inner = lead + ("│  " if branch == "├─ " else "   " if branch else "")
         kids = children.get(group.name, [])
         bar = "│ " if kids else "  "
@@ -112,6 +111,24 @@ def as_tree(report: Report) -> str:
     for root in children.get(None, []):
         draw(root, "", "")
     return "\n".join(lines) + "\n" + _footer(report)
+
+
+def _notes(report: Report, group: GroupStatus) -> str:
+    """What the numbers do not show: a parent, a group that does not lend, waiting pods,
+    problems."""
+    notes = []
+    if group.is_parent and group.parent:
+        notes.append("parent")
+    if group.parent and not report.engine.lends(group.name):
+        notes.append("does not lend")
+    if waiting := report.waiting.get(group.name):
+        notes.append(f"{waiting} waiting")
+    if over := group.over_quota_pods:
+        notes.append(f"{over} over quota")
+    problems = sum(1 for p in report.problems if p.ref.rpartition("/")[2] == group.name)
+    if problems:
+        notes.append(f"{problems} problem{'s' if problems > 1 else ''}")
+    return f" ({', '.join(notes)})" if notes else ""
 
 
 def _resources(group: GroupStatus) -> list[str]:

@@ -118,6 +118,7 @@ def _subtree(report: Report, group: str) -> Report:
         reclaim={g: pods for g, pods in report.reclaim.items() if g in kept},
         problems=report.problems,
         engine=report.engine,
+        waiting={g: n for g, n in report.waiting.items() if g in kept},
     )
 
 

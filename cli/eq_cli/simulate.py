@@ -7,7 +7,7 @@ the problems.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from eq_engine import EngineConfig, GroupStatus, Problem, QuotaEngine, ResourceList
 
@@ -32,6 +32,8 @@ class Report:
     problems: tuple[Problem, ...]
     engine: QuotaEngine
     """The engine behind the report, for explanations."""
+    waiting: dict[str, int] = field(default_factory=dict)
+    """Per group, its pods behind the admission gate (where any wait)."""
 
 
 def simulate(objects: Objects, *, capacity: ResourceList | None, config: EngineConfig) -> Report:
@@ -56,4 +58,5 @@ def simulate(objects: Objects, *, capacity: ResourceList | None, config: EngineC
         reclaim=engine.reclaim_plan(),
         problems=tuple(engine.problems),
         engine=engine,
+        waiting=dict(engine.admissions().waiting_per_group),
     )

@@ -270,6 +270,10 @@ class QuotaEngine:
         """The pod's `in-quota`/`over-quota` label; None while pending, finished or unknown."""
         return self._labels.get(pod_key)
 
+    def lends(self, name: str) -> bool:
+        """Whether the group lends the min it does not use (`allow-lent-resource`)."""
+        return self._tree.groups[self._tree.index[name]].allow_lent
+
     def group_pods(self, name: str) -> list[tuple[Pod, dict[str, int]]]:
         """The group's own pods with what each counts for, most important first (the order of
         the capacity labels; reclaim walks it backwards)."""

@@ -112,3 +112,20 @@ def test_what_if_says_what_the_webhook_would_answer(tmp_path):
         "admission: UPDATE team-b/team-b denied: ElasticQuota team-b/team-b: spec.min.cpu: "
         "2 + siblings' 1 exceeds parent research's min 2"
     ) in result.stdout.splitlines()
+
+
+def test_the_tree_notes_what_the_numbers_do_not_show(tmp_path):
+    objects = [
+        *(o for o in cluster() if o["metadata"]["name"] != "team-b"),
+        quota(
+            "team-b", namespace="team-b", parent="research", min={"cpu": "1"}, max=CPU3, lend=False
+        ),
+        pod("a5", namespace="team-a", node=None, gated=True, cpu="500m"),
+    ]
+    result = simulate("-f", write(tmp_path, "cluster.yaml", *objects), "-o", "tree")
+    assert result.returncode == 0, result.stderr
+    names = [line.split("─ ", 1)[1] for line in result.stdout.splitlines() if "─ " in line]
+    assert "research (parent)" in names
+    # a2, a3 and a4 run beyond team-a's min of 1 (a0 and a1 fill it); a5 waits at the gate
+    assert "team-a (1 waiting, 3 over quota)" in names
+    assert "team-b (does not lend)" in names
