@@ -43,6 +43,11 @@ async def test_the_operator_writes_a_quotas_runtime(tmp_path, status_subresource
             quotas = "scheduling.sigs.k8s.io", "elasticquotas"
             assert {("operator", *quotas, "watch"), ("operator", *quotas, "patch")} <= api.access
             status_patch = ("operator", quotas[0], "elasticquotas/status", "patch")
+            # status.used is written apart from the annotations: wait until it is there
+            await eventually(
+                lambda: bool((api.get("elasticquotas", "team", "quotas") or {}).get("status")),
+                what="status.used written",
+            )
             assert (status_patch in api.access) == status_subresource
         finally:
             await operator.stop()
