@@ -78,8 +78,9 @@ def what_if(
         config, capacity, [*(o for o in cluster if _identity(o) not in replaced), *changes]
     )
     runtimes = []
+    was_there = {status.name: status for status in before.statuses()}
     for status in after.statuses():
-        old = before.status(status.name).runtime if status.name in _names(before) else None
+        old = was_there[status.name].runtime if status.name in was_there else None
         new = status.runtime
         for resource in sorted(set(old or {}) | set(new or {})):
             was = None if old is None else old.get(resource)
@@ -105,10 +106,6 @@ def what_if(
         admitted=tuple(sorted(admitted)),
         verdicts=tuple(_verdicts(before, cluster, changes)),
     )
-
-
-def _names(engine: QuotaEngine) -> set[str]:
-    return {status.name for status in engine.statuses()}
 
 
 def _verdicts(before: QuotaEngine, cluster: Objects, changes: Objects) -> Iterable[str]:

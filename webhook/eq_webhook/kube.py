@@ -38,6 +38,7 @@ def pod_lister(api: client.ApiClient) -> PodLister:
         ]
         pages += [functools.partial(core.list_namespaced_pod, ns) for ns in query.namespaces]
         pods: dict[str, Pod] = {}
+        counting: set[str] = set()  # the unfinished ones, by key: a pod may be in two listings
         try:
             for listing in pages:
                 more: dict[str, str] = {}  # `_continue` from the second page on
@@ -45,8 +46,11 @@ def pod_lister(api: client.ApiClient) -> PodLister:
                     page = await read_json(
                         await listing(limit=PAGE, _preload_content=False, **more)
                     )
-                    pods.update(_readable(page.get("items") or []))
-                    if sum(not pod.terminal for pod in pods.values()) >= query.enough:
+                    for key, pod in _readable(page.get("items") or []):
+                        pods[key] = pod
+                        if not pod.terminal:
+                            counting.add(key)
+                    if len(counting) >= query.enough:
                         return PodListing(list(pods.values()), complete=False)
                     token = (page.get("metadata") or {}).get("continue")
                     if not token:
