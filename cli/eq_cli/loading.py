@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from eq_engine import Node, Pod, Quota, QuotaError, parse_node, parse_pod, parse_quota
 
-_PARSERS: dict[str, Callable[[Mapping[str, Any]], Quota | Pod | Node]] = {
+PARSERS: dict[str, Callable[[Mapping[str, Any]], Quota | Pod | Node]] = {
     "ElasticQuota": parse_quota,
     "Pod": parse_pod,
     "Node": parse_node,
@@ -40,6 +40,14 @@ class Objects:
     nodes: list[Node] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     """Kinds that were not ElasticQuota, Pod or Node, with how many of each."""
+
+    def add(self, parsed: Quota | Pod | Node) -> None:
+        if isinstance(parsed, Quota):
+            self.quotas.append(parsed)
+        elif isinstance(parsed, Pod):
+            self.pods.append(parsed)
+        else:
+            self.nodes.append(parsed)
 
 
 def load(paths: list[str]) -> Objects:
@@ -100,7 +108,7 @@ def _add(objects: Objects, raw: Any, source: str, *, kind_hint: str | None) -> N
         # PodList items from the API carry no kind of their own.
         _add(objects, items, source, kind_hint=kind.removesuffix("List") or None)
         return
-    parse = _PARSERS.get(kind) if isinstance(kind, str) else None
+    parse = PARSERS.get(kind) if isinstance(kind, str) else None
     if parse is None:
         objects.skipped[str(kind or "object without kind")] += 1
         return
@@ -108,9 +116,4 @@ def _add(objects: Objects, raw: Any, source: str, *, kind_hint: str | None) -> N
         parsed = parse(raw)
     except QuotaError as error:
         raise LoadError(source, str(error)) from None
-    if isinstance(parsed, Quota):
-        objects.quotas.append(parsed)
-    elif isinstance(parsed, Pod):
-        objects.pods.append(parsed)
-    elif isinstance(parsed, Node):
-        objects.nodes.append(parsed)
+    objects.add(parsed)

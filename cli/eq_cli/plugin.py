@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import yaml
-from eq_engine import ObjectError, parse_node, parse_pod, parse_quota
+from eq_engine import ObjectError
 
 from . import flags
 from .explaining import explain, render_explanation, render_what_if
-from .loading import LoadError, Objects, load
+from .loading import PARSERS, LoadError, Objects, load
 from .output import as_json, as_tree
 from .simulate import Report, simulate
 
@@ -62,41 +63,31 @@ async def read_cluster(kubeconfig: str | None) -> Objects:
     from .kubeclient import connect
 
     api = await connect(kubeconfig, "kubectl-eq")
+    objects = Objects()
     try:
-        collected: dict[str, list[Mapping[str, Any]]] = {}
         for kind in (QUOTAS, PODS, NODES):
-            sink = _Collect(collected.setdefault(kind.name, []))
-            await Reflector(Http(api), kind, sink).snapshot()
+            await Reflector(Http(api), kind, _Reader(objects, PARSERS[kind.name])).snapshot()
     finally:
         await api.close()
-    objects = Objects()
-    for raw in collected["ElasticQuota"]:
-        _read(objects.quotas, parse_quota, raw)
-    for raw in collected["Pod"]:
-        _read(objects.pods, parse_pod, raw)
-    for raw in collected["Node"]:
-        _read(objects.nodes, parse_node, raw)
     return objects
 
 
-class _Collect:
-    def __init__(self, into: list[Mapping[str, Any]]) -> None:
-        self._into = into
+class _Reader:
+    """A cache's sink that parses what one listing delivers into `objects`."""
+
+    def __init__(self, objects: Objects, parse: Callable[[Mapping[str, Any]], Any]) -> None:
+        self._objects, self._parse = objects, parse
 
     def upsert(self, key: str, obj: Mapping[str, Any]) -> None:
-        self._into.append(obj)
+        """The cluster holds what the API server accepted; what the engine cannot read is
+        left out with a note, as the operator leaves it out with an Event."""
+        try:
+            self._objects.add(self._parse(obj))
+        except ObjectError as error:
+            print(f"kubectl eq: note: ignoring {error}", file=sys.stderr)
 
     def delete(self, key: str) -> None:  # a single listing delivers no deletions
         raise AssertionError(key)
-
-
-def _read(into: list[Any], parse: Any, raw: Mapping[str, Any]) -> None:
-    """The cluster holds what the API server accepted; what the engine cannot read is left out
-    with a note, as the operator leaves it out with an Event."""
-    try:
-        into.append(parse(raw))
-    except ObjectError as error:
-        print(f"kubectl eq: note: ignoring {error}", file=sys.stderr)
 
 
 def _subtree(report: Report, group: str) -> Report:
@@ -110,14 +101,11 @@ def _subtree(report: Report, group: str) -> Report:
             ancestor = parents.get(ancestor)
         if ancestor == group:
             kept.add(name)
-    return Report(
-        capacity=report.capacity,
+    return dataclasses.replace(
+        report,
         groups=tuple(g for g in report.groups if g.name in kept),
-        depth=report.depth,
         pods=tuple(p for p in report.pods if p.group in kept),
         reclaim={g: pods for g, pods in report.reclaim.items() if g in kept},
-        problems=report.problems,
-        engine=report.engine,
         waiting={g: n for g, n in report.waiting.items() if g in kept},
     )
 
