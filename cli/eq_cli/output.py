@@ -125,7 +125,11 @@ def _notes(report: Report, group: GroupStatus) -> str:
         notes.append(f"{waiting} waiting")
     if over := group.over_quota_pods:
         notes.append(f"{over} over quota")
-    problems = sum(1 for p in report.problems if p.ref.rpartition("/")[2] == group.name)
+    problems = sum(
+        1
+        for p in report.problems
+        if p.kind == "ElasticQuota" and p.ref.rpartition("/")[2] == group.name
+    )
     if problems:
         notes.append(f"{problems} problem{'s' if problems > 1 else ''}")
     return f" ({', '.join(notes)})" if notes else ""

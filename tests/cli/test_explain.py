@@ -121,6 +121,8 @@ def test_the_tree_notes_what_the_numbers_do_not_show(tmp_path):
             "team-b", namespace="team-b", parent="research", min={"cpu": "1"}, max=CPU3, lend=False
         ),
         pod("a5", namespace="team-a", node=None, gated=True, cpu="500m"),
+        # a pod's problem (its label names no group) is no problem of a group of its name
+        pod("team-b", namespace="team-a", cpu="100m", quota="nope"),
     ]
     result = simulate("-f", write(tmp_path, "cluster.yaml", *objects), "-o", "tree")
     assert result.returncode == 0, result.stderr
