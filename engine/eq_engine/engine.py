@@ -253,8 +253,10 @@ class QuotaEngine:
         return self._published[name]
 
     def statuses(self) -> Iterator[GroupStatus]:
-        """Every group, in tree order: root, system, default, then level by level."""
-        return (self._published[group.name] for group in self._tree.groups)
+        """Every group, in tree order: root, system, default, then level by level (none before
+        the first recompute)."""
+        published = self._published
+        return (published[group.name] for group in self._tree.groups if group.name in published)
 
     def pod_request(self, pod_key: str) -> dict[str, int]:
         """What the pod counts for in its group: its request on the group's resources."""

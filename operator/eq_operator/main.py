@@ -61,6 +61,7 @@ async def serve(
     streams = observing.caches(http, view, _namespaces(settings))
     loop = Loop(view, writer, admitter, reclaimer, events, metrics, settings, ready=streams)
     metrics.caches = streams
+    metrics.groups = view.engine.statuses
     identity = settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     metrics.leader.labels(identity).set(0)
 

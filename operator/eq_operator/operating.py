@@ -97,7 +97,6 @@ class Loop:
             started = time.perf_counter()
             changes = view.engine.recompute()
             self._metrics.recompute.observe(time.perf_counter() - started)
-            self._metrics.publish(changes.groups, changes.removed_groups)
             if self.leading:
                 writer.want((status.name for status in changes.groups), changes.pod_labels)
             self._admit = True

@@ -100,6 +100,7 @@ async def in_process(
         http = Http(session)
         view = ClusterView(QuotaEngine(settings.engine or EngineConfig()))
         metrics = Metrics()
+        metrics.groups = view.engine.statuses
         limiter = TokenBucket(settings.api_qps, settings.api_burst)
         events = Recorder(http, limiter, clock=clock)
         evict = eviction_api(http, limiter)
