@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import time
+import urllib.parse
+import urllib.request
+import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -20,6 +23,10 @@ WRITE_TIMEOUT = 30.0
 """Seconds one write may take end to end: a hung request must not hold the operator's loop."""
 WATCH_SLACK = 30.0
 """Seconds of silence beyond the watch's own timeout after which the connection is dead."""
+
+_SESSIONS: weakref.WeakKeyDictionary[client.ApiClient, aiohttp.ClientSession] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 class ApiError(Exception):
@@ -42,7 +49,14 @@ async def read_json(response: Any) -> dict[str, Any]:
 
 
 class Http:
-    """GETs of raw JSON over an `ApiClient`'s session."""
+    """Requests of raw JSON over an `ApiClient`'s connections: its TLS, pool, login and
+    User-Agent, without its per-request work.
+
+    The client's own session trusts the environment (`trust_env`), so aiohttp looks up the
+    proxy variables and reads `~/.netrc` in a thread on every request: under a burst of writes
+    that cost more CPU than the writes themselves. Here the proxy is looked up once, as
+    client-go's transport would find it (`HTTPS_PROXY`, `NO_PROXY`, or the kubeconfig's
+    `proxy-url`); netrc is never read, as client-go never reads it."""
 
     def __init__(
         self, api: client.ApiClient, observe: Callable[[str, int, float], None] | None = None
@@ -50,6 +64,37 @@ class Http:
         self._api = api
         self._observe = observe
         """Told of every request: its method, status (0: no answer) and seconds to answer."""
+        rest, configuration = api.rest_client, api.configuration
+        self._host = str(configuration.host)
+        proxy = configuration.proxy or _environment_proxy(self._host)
+        self._extra: dict[str, Any] = {"proxy": proxy} if proxy else {}
+        if configuration.proxy_headers:
+            self._extra["proxy_headers"] = configuration.proxy_headers
+        if rest.server_hostname:
+            self._extra["server_hostname"] = rest.server_hostname
+
+    def _client(self) -> aiohttp.ClientSession:
+        """The session of this `ApiClient` (one for every `Http` over it): made in the event
+        loop, it lives as long as the client, and is closed with the client's pool."""
+        session = _SESSIONS.get(self._api)
+        if session is None:
+            session = _SESSIONS[self._api] = aiohttp.ClientSession(
+                connector=self._api.rest_client.pool_manager.connector,
+                connector_owner=False,
+                read_bufsize=2**21,  # a watch event may hold an object of etcd's 1.5 MiB
+            )
+        return session
+
+    async def _headers(self, content_type: str) -> dict[str, str]:
+        headers = {
+            **self._api.default_headers,
+            "Accept": "application/json",
+            "Content-Type": content_type,
+        }
+        login = (await self._api.configuration.auth_settings()).get("BearerToken")
+        if login:  # refreshed by the client when it expires (exec plugins, service accounts)
+            headers["Authorization"] = login["value"]
+        return headers
 
     async def _call(
         self,
@@ -62,15 +107,14 @@ class Http:
     ) -> aiohttp.ClientResponse:
         started, status = time.perf_counter(), 0
         try:
-            response: aiohttp.ClientResponse = await self._api.call_api(
-                path,
+            response = await self._client().request(
                 method,
-                query_params=list(params.items()),
-                header_params={"Accept": "application/json", "Content-Type": content_type},
-                body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=timeout,
+                self._host + path,
+                params=params,
+                headers=await self._headers(content_type),
+                data=None if body is None else orjson.dumps(body),
+                timeout=timeout,
+                **self._extra,
             )
             status = response.status
         finally:
@@ -142,3 +186,11 @@ def _seconds(header: str | None) -> float:
         return max(0.0, float(header or 0))
     except ValueError:
         return 0.0
+
+
+def _environment_proxy(host: str) -> str | None:
+    """The proxy the environment names for the API server, unless `NO_PROXY` exempts it."""
+    url = urllib.parse.urlsplit(host)
+    if urllib.request.proxy_bypass(url.hostname or ""):
+        return None
+    return urllib.request.getproxies().get(url.scheme)
