@@ -95,8 +95,10 @@ async def serve(
 
     @kopf.on.cleanup(registry=registry)
     async def cleanup(**_: Any) -> None:
+        writer.clear()  # no write once the Lease is given up
         for task in tasks:
             task.cancel()
+        await writer.drained()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task

@@ -88,7 +88,8 @@ class Loop:
 
     async def step(self) -> None:
         """Recompute if anything changed, then (when leading) admit the gated pods that fit and
-        write what differs, with the writes that failed before and are due again."""
+        start writing what differs, with the writes that failed before and are due again (the
+        writes go on in the background while the next batch of events comes in)."""
         view, writer = self._view, self._writer
         # Decisions start once every kind's first LIST is in the engine.
         view.synced = view.synced or self._ready.ready
@@ -108,7 +109,7 @@ class Loop:
             writer.want(view.touched_quotas, view.touched_pods)
         view.touched_quotas, view.touched_pods = set(), set()
         if acting and writer.due:
-            await writer.flush()
+            writer.start()
 
     async def report_unreadable(self) -> None:
         """An Event on each object found unreadable since the last report."""

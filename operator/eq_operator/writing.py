@@ -13,15 +13,21 @@ from what the engine wants *then*. When the API server does not answer at all, n
 until one probe gets through (the same backoff), so an outage costs a request now and then,
 not one per object. What was written is read back from the answer, not assumed.
 
-Writes go `workers` at a time and through the client-side token bucket (`--api-qps`,
-`--api-burst`), as raw JSON (no client models). Each answered request counts as progress
-(`progress`), which the liveness probe reads: a long burst of writes is work, not a hung loop.
+Writes run in the background (`start`), `workers` at a time, while the loop goes on
+recomputing: what it wants meanwhile joins the same run, and each object is compared when a
+worker takes it, so a write carries what the engine wants at that moment. An object leaves the
+pending set only when a comparison finds it right, never merely because a write went through.
+They go through the client-side token bucket (`--api-qps`, `--api-burst`), as raw JSON (no
+client models). Each answered request counts as progress (`progress`), which the liveness
+probe reads: a long burst of writes is work, not a hung loop.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import aiohttp
@@ -70,18 +76,24 @@ class Writer:
         """Whether the CRD serves `/status` (discovery says); None: ask before the next write."""
         self.progress = time.monotonic()
         """When a write was last answered."""
+        self._flying: set[str] = set()
+        """Objects being written now (group names and pod keys: only a pod's has a `/`)."""
+        self._run: asyncio.Task[None] | None = None
 
     def want(self, groups: Iterable[str] = (), pods: Iterable[str] = ()) -> None:
-        """Compare these objects at the next `flush` (a pending one keeps its backoff)."""
+        """Compare these objects in the next run (a pending one keeps its backoff)."""
         for name in groups:
             self.groups.setdefault(name, _retry())
         for key in pods:
             self.pods.setdefault(key, _retry())
 
     def clear(self) -> None:
-        """Forget what is pending (a stand-by writes nothing; a new leader compares all)."""
+        """Forget what is pending and stop writing (a stand-by writes nothing; a new leader
+        compares all)."""
         self.groups.clear()
         self.pods.clear()
+        if self._run is not None:
+            self._run.cancel()
 
     @property
     def due(self) -> bool:
@@ -94,41 +106,62 @@ class Writer:
     def reachable(self) -> bool:
         return self._clock() >= self._unreachable.not_before
 
-    async def flush(self) -> None:
-        """One attempt for every pending object whose time has come: what the engine wants
-        now, where it differs from what the object holds (as last seen)."""
-        if not self.reachable:
-            return
-        now = self._clock()
-        engine, view = self._view.engine, self._view
-        groups = []
-        for name, retry in list(self.groups.items()):
-            if retry.not_before > now:
-                continue
-            ref, seen = view.quota_refs.get(name), view.quota_fields.get(name)
-            try:
-                status = engine.status(name)
-            except KeyError:
-                status = None  # the group went away since
-            if ref is None or seen is None or status is None:
-                del self.groups[name]  # no object to write to (it may come: the watch says)
-                continue
-            wanted = QuotaFields.wanted(status, view.waiting.get(name, 0))
-            if wanted == seen:
-                del self.groups[name]
-            else:
-                groups.append((name, ref.namespace, wanted, seen))
-        pods = []
-        for key, retry in list(self.pods.items()):
-            if retry.not_before > now:
-                continue
-            label = engine.capacity_label(key)
-            if key not in view.pod_labels or view.pod_labels[key] == label:
-                del self.pods[key]
-            else:
-                pods.append((key, label))
-        await each(groups, lambda item: self._write_group(*item), workers=self._workers)
-        await each(pods, lambda item: self._write_label(*item), workers=self._workers)
+    def start(self) -> None:
+        """Write what is due in the background, unless a run is on (it takes new wants too)."""
+        if self._run is None or self._run.done():
+            self._run = asyncio.create_task(
+                each(self._next(), lambda write: write, workers=self._workers)
+            )
+
+    async def drained(self) -> None:
+        """Until the current run (if any) has nothing more to write."""
+        if self._run is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(self._run)
+
+    def _next(self) -> Iterator[Awaitable[None]]:
+        """The next write, compared when a worker asks for it: what the engine wants now,
+        where it differs from what the object holds (as last seen); until a pass over the
+        pending objects finds nothing due."""
+        found = True
+        while found and self.reachable:
+            found, now = False, self._clock()
+            for name, retry in list(self.groups.items()):
+                if retry.not_before <= now and name not in self._flying and self.reachable:
+                    write = self._group_write(name)
+                    if write is not None:
+                        found = True
+                        yield self._flight(name, write)
+            for key, retry in list(self.pods.items()):
+                if retry.not_before <= now and key not in self._flying and self.reachable:
+                    label = self._view.engine.capacity_label(key)
+                    if self._view.pod_labels.get(key, label) == label:
+                        self.pods.pop(key, None)  # right already, or no object to write to
+                    else:
+                        found = True
+                        yield self._flight(key, self._write_label(key, label))
+
+    async def _flight(self, key: str, write: Awaitable[None]) -> None:
+        self._flying.add(key)
+        try:
+            await write
+        finally:
+            self._flying.discard(key)
+
+    def _group_write(self, name: str) -> Awaitable[None] | None:
+        """The write the group's object needs; None (and off the pending set) if none."""
+        view = self._view
+        ref, seen = view.quota_refs.get(name), view.quota_fields.get(name)
+        try:
+            status = view.engine.status(name)
+        except KeyError:
+            status = None  # the group went away since
+        wanted = None if status is None else QuotaFields.wanted(status, view.waiting.get(name, 0))
+        if ref is None or seen is None or wanted is None or wanted == seen:
+            # Right already, or no object to write to (it may come: the watch says).
+            self.groups.pop(name, None)
+            return None
+        return self._write_group(name, ref.namespace, wanted, seen)
 
     async def _write_group(
         self, name: str, namespace: str, wanted: QuotaFields, seen: QuotaFields
@@ -239,9 +272,11 @@ class Writer:
             return False
         self._unreachable = _retry()
         self._metrics.writes.labels(kind, "ok").inc()
-        retry = pending.pop(key, None)
-        if retry is not None and retry.failures:
-            logger.info("wrote %s %s after %d failed attempts", kind, key, retry.failures)
+        retry = pending.get(key)
+        if retry is not None:  # compared again: off the pending set once found right
+            if retry.failures:
+                logger.info("wrote %s %s after %d failed attempts", kind, key, retry.failures)
+            pending[key] = _retry()
         return True
 
     def _failed(

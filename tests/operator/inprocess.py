@@ -126,4 +126,6 @@ async def in_process(
             for task in parts.tasks:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+            writer.clear()
+            await writer.drained()
             await caches.stop()

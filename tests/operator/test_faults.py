@@ -188,4 +188,5 @@ async def test_an_answer_the_client_models_would_refuse_does_not_stop_a_write_ro
     api.seed(*team(), odd)
     async with in_process(api) as op:
         await op.loop.step()  # raises nothing
+        await op.writer.drained()
         assert labelled(api) and holds(api, "team", {"cpu": "4"})
