@@ -65,8 +65,9 @@ class Schemas:
     def __init__(self, resources: tuple[Resource, ...], crds: dict[str, JSON]) -> None:
         self.crds = crds  # plural -> the served version's openAPIV3Schema
         self.builtin = {r.plural: definition_of(r) for r in resources if r.plural not in crds}
+        self._roots = {r.plural: self._root(r) for r in resources}
 
-    def root(self, resource: Resource) -> tuple[JSON, bool] | None:
+    def _root(self, resource: Resource) -> tuple[JSON, bool] | None:
         """(schema, structural) for the kind; None when nothing is known about it."""
         if resource.plural in self.crds:
             schema = copy.deepcopy(self.crds[resource.plural])
@@ -84,7 +85,7 @@ class Schemas:
                 f'fieldValidation: Unsupported value: "{mode}": supported values: "Ignore", '
                 '"Strict", "Warn"',
             )
-        found = self.root(resource)
+        found = self._roots.get(resource.plural)
         if found is None:
             return obj, []
         schema, structural = found
