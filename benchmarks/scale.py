@@ -264,7 +264,7 @@ def main() -> None:
                 "target >= 3,000 pod events/s",
             )
             show(
-                "  pod watch events in (binds and the labels' echoes)",
+                "  pod watch events in (binds, label echoes)",
                 f"{2 * c['kept_up']:,.0f} /s",
             )
             show(

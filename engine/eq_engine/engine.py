@@ -254,9 +254,10 @@ class QuotaEngine:
 
     def statuses(self) -> Iterator[GroupStatus]:
         """Every group, in tree order: root, system, default, then level by level (none before
-        the first recompute)."""
-        published = self._published
-        return (published[group.name] for group in self._tree.groups if group.name in published)
+        the first recompute). Safe to read from another thread (the metrics' scrape) while the
+        engine recomputes: each status is replaced whole, never changed."""
+        published, groups = self._published, self._tree.groups
+        return (status for g in groups if (status := published.get(g.name)) is not None)
 
     def pod_request(self, pod_key: str) -> dict[str, int]:
         """What the pod counts for in its group: its request on the group's resources."""
