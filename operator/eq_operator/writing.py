@@ -25,7 +25,6 @@ probe reads: a long burst of writes is work, not a hung loop.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
@@ -112,12 +111,12 @@ class Writer:
             self._run = asyncio.create_task(
                 each(self._next(), lambda write: write, workers=self._workers)
             )
+            self._run.add_done_callback(_report_failure)
 
     async def drained(self) -> None:
         """Until the current run (if any) has nothing more to write."""
         if self._run is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(self._run)
+            await asyncio.wait([self._run])  # its end, cancelled or not, without its outcome
 
     def _next(self) -> Iterator[Awaitable[None]]:
         """The next write, compared when a worker asks for it: what the engine wants now,
@@ -290,6 +289,12 @@ class Writer:
         if not retry.failures:
             logger.warning("writing %s %s failed: %s; it stays pending", kind, key, why)
         retry.failed(self._clock(), retry_after)
+
+
+def _report_failure(run: asyncio.Task[None]) -> None:
+    """A bug must not pass unseen; what was pending stays so, for the next run."""
+    if not run.cancelled() and run.exception() is not None:
+        logger.error("a run of writes failed", exc_info=run.exception())
 
 
 def _retry() -> Retry:

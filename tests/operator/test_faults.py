@@ -190,3 +190,25 @@ async def test_an_answer_the_client_models_would_refuse_does_not_stop_a_write_ro
         await op.loop.step()  # raises nothing
         await op.writer.drained()
         assert labelled(api) and holds(api, "team", {"cpu": "4"})
+
+
+async def test_a_bug_in_one_run_of_writes_is_logged_and_the_writes_go_on(api, caplog):
+    """Writes run in the background: an unexpected error there must neither pass unseen nor
+    stop the writing."""
+    api.seed(*team())
+    async with in_process(api) as op:
+        engine = op.view.engine
+        label = engine.capacity_label
+        failures = []
+
+        def fails_once(key: str) -> str | None:
+            if not failures:
+                failures.append(key)
+                raise RuntimeError("a bug")
+            return label(key)
+
+        engine.capacity_label = fails_once  # type: ignore[method-assign]
+        op.run()
+        await op.converged(lambda: labelled(api), "every pod labelled after the failed run")
+    assert failures
+    assert "a run of writes failed" in caplog.text and "a bug" in caplog.text
