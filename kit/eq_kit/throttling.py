@@ -81,4 +81,6 @@ async def each(
         for item in iterator:
             await work(item)
 
-    await asyncio.gather(*(worker() for _ in range(max(1, workers))))
+    async with asyncio.TaskGroup() as group:  # one failing stops (cancels) the others
+        for _ in range(max(1, workers)):
+            group.create_task(worker())

@@ -101,14 +101,15 @@ class Loop:
             if self.leading:
                 writer.want((status.name for status in changes.groups), changes.pod_labels)
             self._admit = True
-        acting = self.leading and view.synced
-        if acting and (self._admit or self._admitter.pending):
+        if self.leading and view.synced and (self._admit or self._admitter.pending):
             self._admit = False
-            writer.want(await self._admitter.round())
+            admitted = await self._admitter.round()
+            if self.leading:  # still: the Lease may have been lost meanwhile
+                writer.want(admitted)
         if self.leading:
             writer.want(view.touched_quotas, view.touched_pods)
         view.touched_quotas, view.touched_pods = set(), set()
-        if acting and writer.due:
+        if self.leading and view.synced and writer.due:
             writer.start()
 
     async def report_unreadable(self) -> None:

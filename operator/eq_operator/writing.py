@@ -125,20 +125,22 @@ class Writer:
         found = True
         while found and self.reachable:
             found, now = False, self._clock()
-            for name, retry in list(self.groups.items()):
-                if retry.not_before <= now and name not in self._flying and self.reachable:
-                    write = self._group_write(name)
+            for kind, pending, compare in (
+                ("ElasticQuota", self.groups, self._group_write),
+                ("Pod", self.pods, self._pod_write),
+            ):
+                for key, retry in list(pending.items()):
+                    if retry.not_before > now or key in self._flying or not self.reachable:
+                        continue
+                    try:
+                        write = compare(key)
+                    except Exception:  # a bug must not block every object after this one
+                        logger.exception("comparing %s %s failed; it stays pending", kind, key)
+                        retry.failed(now)
+                        continue
                     if write is not None:
                         found = True
-                        yield self._flight(name, write)
-            for key, retry in list(self.pods.items()):
-                if retry.not_before <= now and key not in self._flying and self.reachable:
-                    label = self._view.engine.capacity_label(key)
-                    if self._view.pod_labels.get(key, label) == label:
-                        self.pods.pop(key, None)  # right already, or no object to write to
-                    else:
-                        found = True
-                        yield self._flight(key, self._write_label(key, label))
+                        yield self._flight(key, write)
 
     async def _flight(self, key: str, write: Awaitable[None]) -> None:
         self._flying.add(key)
@@ -161,6 +163,14 @@ class Writer:
             self.groups.pop(name, None)
             return None
         return self._write_group(name, ref.namespace, wanted, seen)
+
+    def _pod_write(self, key: str) -> Awaitable[None] | None:
+        """The label write the pod needs; None (and off the pending set) if none."""
+        label = self._view.engine.capacity_label(key)
+        if self._view.pod_labels.get(key, label) == label:
+            self.pods.pop(key, None)  # right already, or no object to write to
+            return None
+        return self._write_label(key, label)
 
     async def _write_group(
         self, name: str, namespace: str, wanted: QuotaFields, seen: QuotaFields
@@ -230,9 +240,11 @@ class Writer:
 
         async def write() -> None:
             body = await self._send("PATCH", f"{PODS.url(namespace)}/{name}", patch)
+            held = ((body.get("metadata") or {}).get("labels") or {}).get(keys.CAPACITY)
             if key in self._view.pod_labels:  # not deleted meanwhile
-                labels = (body.get("metadata") or {}).get("labels") or {}
-                self._view.pod_labels[key] = labels.get(keys.CAPACITY)
+                self._view.pod_labels[key] = held
+            if held != label:  # e.g. a mutating webhook took it off: again, after a pause
+                raise NotHeld(f"Pod {key} does not hold the label written")
 
         await self._attempt("Pod", key, self.pods, write)
 
@@ -250,14 +262,19 @@ class Writer:
     async def _attempt(
         self, kind: str, key: str, pending: dict[str, Retry], write: Callable[[], Any]
     ) -> bool:
-        """Run `write` once; done (or gone): off `pending`; failed: back on it, later."""
+        """Run `write` once; done: compared again at once (off `pending` when found right);
+        failed or gone: compared again after a pause."""
         if not self.reachable:
             return False  # the server is away: wait for the probe, send nothing
         try:
             await write()
         except Gone:
+            # Off the pending set once the watch shows the deletion (the comparison finds no
+            # object): a namesake created meanwhile keeps its write.
             self._metrics.writes.labels(kind, "gone").inc()
-            pending.pop(key, None)
+            retry = pending.get(key)
+            if retry is not None:
+                retry.failed(self._clock())
             return False
         except (ApiError, NotHeld) as error:
             self._unreachable = _retry()
@@ -267,6 +284,10 @@ class Writer:
         except TRANSPORT_ERRORS as error:
             if self.reachable:
                 self._unreachable.failed(self._clock())
+            self._failed(kind, key, pending, repr(error), 0.0)
+            return False
+        except Exception as error:  # a bug must not stop the other writes
+            logger.exception("writing %s %s failed", kind, key)
             self._failed(kind, key, pending, repr(error), 0.0)
             return False
         self._unreachable = _retry()

@@ -16,11 +16,13 @@ from typing import Any
 
 import pytest
 from eq_engine import keys
+from eq_operator.writing import LAST_RETRY
 
 from tests.apiserver import ApiServer, Config
 from tests.kube import Client
 from tests.manifests import node, pod, quota
-from tests.operator.inprocess import InProcess, in_process
+from tests.operator.inprocess import InProcess, Manual, in_process
+from tests.waiting import consistently
 
 CPU = {"cpu": 10}
 
@@ -51,6 +53,11 @@ def _namespace(name: str) -> str:
 
 def holds(api: ApiServer, name: str, used: dict[str, str]) -> bool:
     return annotation(api, name) == used and status_used(api, name) == used
+
+
+def _label(api: ApiServer, name: str) -> str | None:
+    found = api.get("pods", name, "apps") or {}
+    return (found.get("metadata", {}).get("labels") or {}).get(keys.CAPACITY)
 
 
 def labelled(api: ApiServer) -> bool:
@@ -192,23 +199,49 @@ async def test_an_answer_the_client_models_would_refuse_does_not_stop_a_write_ro
         assert labelled(api) and holds(api, "team", {"cpu": "4"})
 
 
-async def test_a_bug_in_one_run_of_writes_is_logged_and_the_writes_go_on(api, caplog):
-    """Writes run in the background: an unexpected error there must neither pass unseen nor
-    stop the writing."""
+async def test_a_bug_with_one_object_is_logged_and_the_other_writes_go_on(api, caplog):
+    """Writes run in the background: an unexpected error with one object must neither pass
+    unseen nor hold up the objects after it."""
     api.seed(*team())
     async with in_process(api) as op:
         engine = op.view.engine
         label = engine.capacity_label
-        failures = []
 
-        def fails_once(key: str) -> str | None:
-            if not failures:
-                failures.append(key)
+        def fails_for_p0(key: str) -> str | None:
+            if key.endswith("/p0"):
                 raise RuntimeError("a bug")
             return label(key)
 
-        engine.capacity_label = fails_once  # type: ignore[method-assign]
+        engine.capacity_label = fails_for_p0  # type: ignore[method-assign]
         op.run()
-        await op.converged(lambda: labelled(api), "every pod labelled after the failed run")
-    assert failures
-    assert "a run of writes failed" in caplog.text and "a bug" in caplog.text
+        others = ("p1", "p2")
+        await op.converged(
+            lambda: all(_label(api, name) for name in others), "the other pods labelled"
+        )
+        assert _label(api, "p0") is None
+        assert "comparing Pod apps/p0 failed" in caplog.text and "a bug" in caplog.text
+
+
+async def test_a_label_the_server_does_not_keep_is_tried_again_after_a_pause(api):
+    """Like a mutating webhook that takes the label off: each try is answered without it. The
+    pod backs off as after a failure instead of being written again at once, again and again."""
+    api.seed(*team())
+    mutate = api.admission.mutate
+
+    async def strip_our_label(request: Any) -> list[str]:
+        warnings = await mutate(request)
+        if request.resource.plural == "pods" and request.obj:
+            (request.obj["metadata"].get("labels") or {}).pop(keys.CAPACITY, None)
+        return warnings
+
+    api.admission.mutate = strip_our_label  # type: ignore[method-assign]
+    clock = Manual()
+    async with in_process(api, clock=clock) as op:
+        op.run()
+        pods = len(api.objects("pods"))
+        await op.converged(lambda: api.count("patch", "pods") >= pods, "a try for each pod")
+        await consistently(
+            lambda: api.count("patch", "pods") == pods, seconds=1, what="no try before the pause"
+        )
+        clock.now += LAST_RETRY
+        await op.converged(lambda: api.count("patch", "pods") >= 2 * pods, "a try after it")
