@@ -54,9 +54,10 @@ class Http:
 
     The client's own session trusts the environment (`trust_env`), so aiohttp looks up the
     proxy variables and reads `~/.netrc` in a thread on every request: under a burst of writes
-    that cost more CPU than the writes themselves. Here the proxy is looked up once, as
-    client-go's transport would find it (`HTTPS_PROXY`, `NO_PROXY`, or the kubeconfig's
-    `proxy-url`); netrc is never read, as client-go never reads it."""
+    that cost more CPU than the writes themselves. Here the proxy is looked up once: the
+    kubeconfig's `proxy-url`, else `HTTPS_PROXY`/`HTTP_PROXY` unless `NO_PROXY` names the
+    host or its domain (CIDR entries, which client-go also reads, are not understood); netrc
+    is never read, as client-go never reads it."""
 
     def __init__(
         self, api: client.ApiClient, observe: Callable[[str, int, float], None] | None = None
@@ -92,7 +93,7 @@ class Http:
             "Content-Type": content_type,
         }
         login = (await self._api.configuration.auth_settings()).get("BearerToken")
-        if login:  # refreshed by the client when it expires (exec plugins, service accounts)
+        if login:  # asked for on every request: a token the client refreshes is picked up
             headers["Authorization"] = login["value"]
         return headers
 

@@ -25,10 +25,14 @@ def _probe(check: Check) -> Handler:
 
 
 def probes_app(*, health: Check, ready: Check, registry: CollectorRegistry) -> web.Application:
+    rendering = asyncio.Lock()
+
     async def metrics(_: web.Request) -> web.Response:
         # In a thread: 11,000 groups are about 250,000 series (2 s to write out), during which
-        # the event loop must go on serving the watches and probes.
-        body = await asyncio.to_thread(generate_latest, registry)
+        # the event loop must go on serving the watches and probes. One at a time: scrapes
+        # that overlap wait rather than pile up threads.
+        async with rendering:
+            body = await asyncio.to_thread(generate_latest, registry)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     app = web.Application()
