@@ -76,9 +76,12 @@ class Schemas:
         name = self.builtin.get(resource.plural)
         return ({"$ref": _REF + name}, False) if name else None
 
-    def prune(self, resource: Resource, obj: JSON, mode: str) -> tuple[JSON, list[str]]:
+    def prune(
+        self, resource: Resource, obj: JSON, mode: str, *, patch: bool = False
+    ) -> tuple[JSON, list[str]]:
         """`obj` without the fields its schema lacks, and the warnings `mode` (the request's
-        `fieldValidation`) asks for; ApiError 400 when `mode` is Strict and some were found."""
+        `fieldValidation`) asks for; ApiError 400 when `mode` is Strict and some were found.
+        `patch`: `obj` is a merge patch, whose nulls remove keys and so are no fields."""
         if mode not in ("", "Ignore", "Warn", "Strict"):
             raise ApiError(
                 400,
@@ -90,7 +93,7 @@ class Schemas:
             return obj, []
         schema, structural = found
         unknown: list[str] = []
-        pruned = _prune(obj, schema, "", structural, unknown)
+        pruned = _prune(obj, schema, "", structural, unknown, patch)
         if mode == "Ignore" or not unknown:
             return pruned, []
         texts = [f'unknown field "{path}"' for path in unknown]
@@ -110,7 +113,9 @@ def _resolve(schema: JSON) -> JSON:
     return schema
 
 
-def _prune(value: Any, schema: JSON, path: str, structural: bool, unknown: list[str]) -> Any:
+def _prune(
+    value: Any, schema: JSON, path: str, structural: bool, unknown: list[str], patch: bool
+) -> Any:
     schema = _resolve(schema)
     if schema.get("x-kubernetes-preserve-unknown-fields"):
         return value
@@ -119,7 +124,8 @@ def _prune(value: Any, schema: JSON, path: str, structural: bool, unknown: list[
         if not isinstance(items, dict):
             return value
         return [
-            _prune(item, items, f"{path}[{i}]", structural, unknown) for i, item in enumerate(value)
+            _prune(item, items, f"{path}[{i}]", structural, unknown, patch)
+            for i, item in enumerate(value)
         ]
     if not isinstance(value, dict):
         return value
@@ -131,11 +137,11 @@ def _prune(value: Any, schema: JSON, path: str, structural: bool, unknown: list[
     for key, item in value.items():
         where = f"{path}.{key}" if path else key
         if properties is not None and key in properties:
-            kept[key] = _prune(item, properties[key], where, structural, unknown)
+            kept[key] = _prune(item, properties[key], where, structural, unknown, patch)
         elif isinstance(extra, dict):
-            kept[key] = _prune(item, extra, where, structural, unknown)
+            kept[key] = _prune(item, extra, where, structural, unknown, patch)
         elif extra is True:
             kept[key] = item
-        else:
+        elif not (patch and item is None):
             unknown.append(where)
     return kept

@@ -182,6 +182,7 @@ class ApiServer:
             obj = strategies.fill_for_create(resource, obj)
             if "status" in objects[len(stored)]:  # seeding may set any status
                 obj["status"] = copy.deepcopy(objects[len(stored)]["status"])
+            obj, _ = self.schemas.prune(resource, obj, "Ignore")  # what storage would hold
             stored.append(self.storage.put(resource, obj, type="ADDED").obj)
         return stored
 
@@ -662,7 +663,7 @@ class ApiServer:
         if patch == patching.MERGE:
             # What is stored was pruned already: only the patch can bring unknown fields, and
             # pruning it alone spares a walk of the whole object on every write.
-            body, unknown = self.schemas.prune(resource, body, validation)
+            body, unknown = self.schemas.prune(resource, body, validation, patch=True)
             new = patching.apply(patch, old, body, custom=resource.custom)
         else:
             new = (

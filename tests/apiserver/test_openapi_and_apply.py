@@ -82,6 +82,23 @@ async def test_unknown_fields_are_pruned_warned_about_or_refused(api, client):
     assert 'unknown field "spec.containers[0].resourcez"' in body["message"]
 
 
+async def test_merge_patches_are_pruned_and_seeded_objects_hold_no_unknown_fields(api, client):
+    seeded = pod("seeded")
+    seeded["spec"]["containers"][0]["resourcez"] = {}
+    api.seed(seeded)
+    assert "resourcez" not in api.get("pods", "seeded", "apps")["spec"]["containers"][0]
+    merge = "application/merge-patch+json"
+    url = PODS + "/seeded?fieldValidation=Strict"
+    typo = {"metadata": {"labelz": {"a": "b"}}}
+    status, body, _ = await client.request("PATCH", url, typo, content_type=merge)
+    assert status == 400 and 'unknown field "metadata.labelz"' in body["message"]
+    # A null removes a key: known or not, it brings no field, so even Strict lets it through.
+    gone = {"metadata": {"labelz": None, "labels": {"a": "b"}}}
+    status, body, response = await client.request("PATCH", url, gone, content_type=merge)
+    assert status == 200 and body["metadata"]["labels"] == {"a": "b"}
+    assert "Warning" not in response.headers
+
+
 async def test_kubectl_apply_creates_then_patches_as_kubectl_does(api, tmp_path):
     kubectl = Kubectl(api, tmp_path / "home")
     created = await kubectl.run(f"kubectl apply -f {deployment(tmp_path)}")
