@@ -7,9 +7,10 @@ none, as with Koordinator's CRD: discovery says which). A pod gets its `capacity
 loses the admission gate when quota admits it. Nothing else of anybody's object is touched;
 a key of ours no longer wanted is removed (`null` in the patch), also inside `status.used`.
 
-Pending writes work as client-go's rate-limited work queue: each object that failed waits
-0.25 s, doubling to 5 s (or the server's `Retry-After`), then is compared and written again
-from what the engine wants *then*. When the API server does not answer at all, nothing is sent
+Pending objects wait in a work queue like client-go's rate-limited one (`WorkQueue`): each is
+handed to one worker at a time; one that failed, or whose answer did not hold what was written,
+waits 0.25 s, doubling to 5 s (or the server's `Retry-After`), then is compared and written
+again from what the engine wants *then*. When the API server does not answer at all, nothing is sent
 until one probe gets through (the same backoff), so an outage costs a request now and then,
 not one per object. What was written is read back from the answer, not assumed.
 
@@ -34,7 +35,7 @@ import orjson
 from eq_engine import Pod, keys
 from eq_kit.caching import PODS, QUOTAS
 from eq_kit.kube import ApiError, Http
-from eq_kit.throttling import Retry, TokenBucket, each
+from eq_kit.throttling import Retry, TokenBucket, WorkQueue, each
 
 from .logs import logger
 from .metrics import Metrics
@@ -47,7 +48,7 @@ TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError)
 
 
 class Gone(Exception):
-    """The object was deleted: its write is done."""
+    """The object is not there (404): compared again once the watch has shown why."""
 
 
 class NotHeld(Exception):
@@ -67,24 +68,22 @@ class Writer:
     ) -> None:
         self._http, self._view, self._metrics = http, view, metrics
         self._limiter, self._workers, self._clock = limiter, workers, clock
-        self.groups: dict[str, Retry] = {}
-        self.pods: dict[str, Retry] = {}
+        self.groups = WorkQueue(FIRST_RETRY, LAST_RETRY, clock)
+        self.pods = WorkQueue(FIRST_RETRY, LAST_RETRY, clock)
         """Objects to compare and maybe write, with their backoff (new ones: due now)."""
         self._unreachable = _retry()
         self._status_subresource: bool | None = None
         """Whether the CRD serves `/status` (discovery says); None: ask before the next write."""
         self.progress = time.monotonic()
         """When a write was last answered."""
-        self._flying: set[str] = set()
-        """Objects being written now (group names and pod keys: only a pod's has a `/`)."""
         self._run: asyncio.Task[None] | None = None
 
     def want(self, groups: Iterable[str] = (), pods: Iterable[str] = ()) -> None:
         """Compare these objects in the next run (a pending one keeps its backoff)."""
         for name in groups:
-            self.groups.setdefault(name, _retry())
+            self.groups.add(name)
         for key in pods:
-            self.pods.setdefault(key, _retry())
+            self.pods.add(key)
 
     def clear(self) -> None:
         """Forget what is pending and stop writing (a stand-by writes nothing; a new leader
@@ -96,21 +95,26 @@ class Writer:
 
     @property
     def due(self) -> bool:
-        now = self._clock()
-        return now >= self._unreachable.not_before and any(
-            retry.not_before <= now for retry in (*self.groups.values(), *self.pods.values())
-        )
+        return self.reachable and (self.groups.due or self.pods.due)
 
     @property
     def reachable(self) -> bool:
         return self._clock() >= self._unreachable.not_before
 
     def start(self) -> None:
-        """Write what is due in the background, unless a run is on (it takes new wants too)."""
+        """Write what is due in the background, unless a run is on (it takes new wants too).
+        A quarter of the workers take groups first, the rest pods first, each the other kind
+        when its own has nothing due: a burst of label writes never holds the groups' numbers
+        back, and under load a group's changes wait and go out in one write."""
         if self._run is None or self._run.done():
-            self._run = asyncio.create_task(
-                each(self._next(), lambda write: write, workers=self._workers)
+            groups: Kind = ("ElasticQuota", self.groups, self._group_write)
+            pods: Kind = ("Pod", self.pods, self._pod_write)
+            for_groups = max(1, self._workers // 4)
+            writes = (
+                (self._next(groups, pods), for_groups),
+                (self._next(pods, groups), max(1, self._workers - for_groups)),
             )
+            self._run = asyncio.create_task(_together(writes))
             self._run.add_done_callback(_report_failure)
 
     async def drained(self) -> None:
@@ -118,39 +122,25 @@ class Writer:
         if self._run is not None:
             await asyncio.wait([self._run])  # its end, cancelled or not, without its outcome
 
-    def _next(self) -> Iterator[Awaitable[None]]:
-        """The next write, compared when a worker asks for it: what the engine wants now,
-        where it differs from what the object holds (as last seen); until a pass over the
-        pending objects finds nothing due."""
-        found = True
-        while found and self.reachable:
-            found, now = False, self._clock()
-            for kind, pending, compare in (
-                ("ElasticQuota", self.groups, self._group_write),
-                ("Pod", self.pods, self._pod_write),
-            ):
-                for key, retry in list(pending.items()):
-                    if retry.not_before > now or key in self._flying or not self.reachable:
-                        continue
-                    try:
-                        write = compare(key)
-                    except Exception:  # a bug must not block every object after this one
-                        logger.exception("comparing %s %s failed; it stays pending", kind, key)
-                        retry.failed(now)
-                        continue
-                    if write is not None:
-                        found = True
-                        yield self._flight(key, write)
-
-    async def _flight(self, key: str, write: Awaitable[None]) -> None:
-        self._flying.add(key)
-        try:
-            await write
-        finally:
-            self._flying.discard(key)
+    def _next(self, *kinds: Kind) -> Iterator[Awaitable[None]]:
+        """The next write, of the first of `kinds` with an object due, compared when a worker
+        asks for it: what the engine wants now, where it differs from what the object holds
+        (as last seen); until nothing is due."""
+        while self.reachable and (taken := _take(kinds)) is not None:
+            kind, queue, compare, key = taken
+            try:
+                write = compare(key)
+            except Exception:  # a bug must not stop the other objects
+                logger.exception("comparing %s %s failed; it stays pending", kind, key)
+                queue.failed(key)
+                continue
+            if write is None:
+                queue.done(key)
+            else:
+                yield write
 
     def _group_write(self, name: str) -> Awaitable[None] | None:
-        """The write the group's object needs; None (and off the pending set) if none."""
+        """The write the group's object needs; None if none."""
         view = self._view
         ref, seen = view.quota_refs.get(name), view.quota_fields.get(name)
         try:
@@ -159,17 +149,14 @@ class Writer:
             status = None  # the group went away since
         wanted = None if status is None else QuotaFields.wanted(status, view.waiting.get(name, 0))
         if ref is None or seen is None or wanted is None or wanted == seen:
-            # Right already, or no object to write to (it may come: the watch says).
-            self.groups.pop(name, None)
-            return None
+            return None  # right already, or no object to write to (it may come: the watch says)
         return self._write_group(name, ref.namespace, wanted, seen)
 
     def _pod_write(self, key: str) -> Awaitable[None] | None:
-        """The label write the pod needs; None (and off the pending set) if none."""
+        """The label write the pod needs; None if none."""
         label = self._view.engine.capacity_label(key)
         if self._view.pod_labels.get(key, label) == label:
-            self.pods.pop(key, None)  # right already, or no object to write to
-            return None
+            return None  # right already, or no object to write to
         return self._write_label(key, label)
 
     async def _write_group(
@@ -232,7 +219,7 @@ class Writer:
         async def write() -> None:
             await self._send("PATCH", path, patch)
 
-        return await self._attempt("Pod", pod.key, {}, write)
+        return await self._attempt("Pod", pod.key, None, write)
 
     async def _write_label(self, key: str, label: str | None) -> None:
         namespace, name = key.split("/", 1)
@@ -260,56 +247,81 @@ class Writer:
             self.progress = time.monotonic()
 
     async def _attempt(
-        self, kind: str, key: str, pending: dict[str, Retry], write: Callable[[], Any]
+        self, kind: str, key: str, queue: WorkQueue | None, write: Callable[[], Any]
     ) -> bool:
-        """Run `write` once; done: compared again at once (off `pending` when found right);
-        failed or gone: compared again after a pause."""
+        """Run `write` once. Done: compared again at once (off the queue when found right);
+        failed or gone: compared again after a pause (gone: the watch has the deletion by
+        then, and a namesake created meanwhile keeps its write)."""
         if not self.reachable:
-            return False  # the server is away: wait for the probe, send nothing
+            if queue is not None:
+                queue.again(key)  # the server is away: wait for the probe, send nothing
+            return False
         try:
             await write()
         except Gone:
-            # Off the pending set once the watch shows the deletion (the comparison finds no
-            # object): a namesake created meanwhile keeps its write.
             self._metrics.writes.labels(kind, "gone").inc()
-            retry = pending.get(key)
-            if retry is not None:
-                retry.failed(self._clock())
+            if queue is not None:
+                queue.failed(key)
             return False
         except (ApiError, NotHeld) as error:
             self._unreachable = _retry()
             after = error.retry_after if isinstance(error, ApiError) else 0.0
-            self._failed(kind, key, pending, f"{error}", after)
+            self._failed(kind, key, queue, f"{error}", after)
             return False
         except TRANSPORT_ERRORS as error:
             if self.reachable:
                 self._unreachable.failed(self._clock())
-            self._failed(kind, key, pending, repr(error), 0.0)
+            self._failed(kind, key, queue, repr(error), 0.0)
             return False
         except Exception as error:  # a bug must not stop the other writes
             logger.exception("writing %s %s failed", kind, key)
-            self._failed(kind, key, pending, repr(error), 0.0)
+            self._failed(kind, key, queue, repr(error), 0.0)
             return False
         self._unreachable = _retry()
         self._metrics.writes.labels(kind, "ok").inc()
-        retry = pending.get(key)
-        if retry is not None:  # compared again: off the pending set once found right
-            if retry.failures:
-                logger.info("wrote %s %s after %d failed attempts", kind, key, retry.failures)
-            pending[key] = _retry()
+        if queue is not None:
+            failures = queue.again(key)
+            if failures:
+                logger.info("wrote %s %s after %d failed attempts", kind, key, failures)
         return True
 
     def _failed(
-        self, kind: str, key: str, pending: dict[str, Retry], why: str, retry_after: float
+        self, kind: str, key: str, queue: WorkQueue | None, why: str, retry_after: float
     ) -> None:
         self._metrics.writes.labels(kind, "error").inc()
-        retry = pending.get(key)
-        if retry is None:
+        failures = None if queue is None else queue.failed(key, retry_after)
+        if failures is None:
             logger.warning("writing %s %s failed: %s", kind, key, why)
-            return
-        if not retry.failures:
+        elif failures == 1:
             logger.warning("writing %s %s failed: %s; it stays pending", kind, key, why)
-        retry.failed(self._clock(), retry_after)
+
+
+Compare = Callable[[str], Awaitable[None] | None]
+"""The write an object needs (None: none), from its key."""
+
+
+Kind = tuple[str, WorkQueue, Compare]
+"""What is written, its queue, and what finds the write an object needs."""
+
+
+def _take(kinds: Iterable[Kind]) -> tuple[str, WorkQueue, Compare, str] | None:
+    """The first kind with an object due now, and that object's key."""
+    for kind, queue, compare in kinds:
+        key = queue.take()
+        if key is not None:
+            return kind, queue, compare, key
+    return None
+
+
+async def _together(writes: Iterable[tuple[Iterator[Awaitable[None]], int]]) -> None:
+    """Each stream of writes by its own workers; one failing stops (cancels) the others."""
+    async with asyncio.TaskGroup() as group:
+        for stream, workers in writes:
+            group.create_task(each(stream, _awaited, workers=workers))
+
+
+def _awaited(write: Awaitable[None]) -> Awaitable[None]:
+    return write
 
 
 def _report_failure(run: asyncio.Task[None]) -> None:

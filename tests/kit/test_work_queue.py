@@ -1,0 +1,75 @@
+"""The writer's work queue, as client-go's rate-limited queue behaves: each key pending once,
+handed to one worker at a time, backing off after failures, on an injected clock."""
+
+from __future__ import annotations
+
+from eq_kit.throttling import WorkQueue
+
+from tests.operator.inprocess import Manual
+
+
+def drain(queue: WorkQueue) -> list[str]:
+    taken = []
+    while (key := queue.take()) is not None:
+        taken.append(key)
+    return taken
+
+
+def test_keys_come_in_order_once_each_and_are_handed_out_once() -> None:
+    queue = WorkQueue(0.25, 5.0, Manual())
+    for key in ("a", "b", "a", "c", "b"):
+        queue.add(key)
+    assert len(queue) == 3 and queue.due
+    assert drain(queue) == ["a", "b", "c"]
+    queue.add("a")  # taken, not put back: still pending, not handed out twice
+    assert queue.take() is None and not queue.due and len(queue) == 3
+
+
+def test_a_success_puts_the_key_back_for_one_more_look_and_done_drops_it() -> None:
+    queue = WorkQueue(0.25, 5.0, Manual())
+    queue.add("a")
+    assert queue.take() == "a"
+    assert queue.again("a") == 0
+    assert queue.take() == "a"
+    queue.done("a")
+    assert len(queue) == 0 and queue.again("a") == 0 and queue.take() is None
+
+
+def test_failures_back_off_doubling_and_the_server_may_ask_for_longer() -> None:
+    clock = Manual()
+    queue = WorkQueue(0.25, 5.0, clock)
+    queue.add("a")
+    assert queue.take() == "a"
+    pauses = []
+    for failures in range(1, 8):  # each time taken, tried, failed again
+        assert queue.failed("a") == failures
+        started = clock.now
+        while queue.take() is None:
+            clock.now += 0.01
+        pauses.append(clock.now - started)
+    # 0.25 s doubling to 5 s, each within the 10% jitter.
+    for pause, nominal in zip(pauses, (0.25, 0.5, 1, 2, 4, 5, 5), strict=True):
+        assert nominal * 0.9 - 0.01 <= pause <= nominal * 1.1 + 0.01
+    queue.clear()
+    queue.add("b")
+    queue.take()
+    queue.failed("b", retry_after=30)
+    clock.now += 29
+    assert queue.take() is None
+    clock.now += 1.1
+    assert queue.take() == "b"
+
+
+def test_a_key_added_anew_while_it_waited_is_due_at_once_and_comes_once() -> None:
+    clock = Manual()
+    queue = WorkQueue(0.25, 5.0, clock)
+    queue.add("a")
+    queue.take()
+    queue.failed("a")
+    queue.add("a")  # pending and waiting: keeps its backoff
+    assert queue.take() is None
+    queue.done("a")
+    queue.add("a")  # gone and back (a namesake): due now
+    assert queue.take() == "a"
+    clock.now += 10  # the old backoff entry has come due: it is stale and hands out nothing
+    assert queue.take() is None
