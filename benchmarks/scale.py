@@ -52,9 +52,30 @@ def objects(pods: int) -> tuple[list[dict], list[dict], list[dict]]:
     return cluster.quotas(), cluster.pods(per_subteam=per_subteam), cluster.nodes(NODES)
 
 
+CHURN_SECONDS = 8.0
+
+
+def bound(pod: dict[str, Any]) -> dict[str, Any]:
+    """A pending pod as the churn leaves it: bound to a node and running."""
+    spec = {**pod["spec"], "nodeName": "node-0001"}
+    status = {**pod["status"], "phase": "Running", "startTime": "2026-02-01T00:00:00Z"}
+    return {**pod, "spec": spec, "status": status}
+
+
+def churned(pods: list[dict[str, Any]], total: int) -> list[dict[str, Any]]:
+    """The pods after the churn has bound the first `total` pending ones."""
+    result, left = [], total
+    for pod in pods:
+        if left and not pod["spec"].get("nodeName"):
+            pod, left = bound(pod), left - 1
+        result.append(pod)
+    return result
+
+
 def serve(pods: int, conn: Connection) -> None:
-    """The emulator: seeds the cluster, then reports (on `conn`) when every group is right,
-    how many pod writes came, and runs churn on request."""
+    """The emulator: seeds the cluster, then reports (on `conn`) when every group was right
+    and how the first labelling went (its first pod writes, its end), and runs churn on
+    request."""
 
     async def main() -> None:
         quotas, pod_objects, nodes = objects(pods)
@@ -68,30 +89,41 @@ def serve(pods: int, conn: Connection) -> None:
         del quotas, pod_objects, nodes
         await api.start()
         conn.send(api.url)
-        want: Expected = conn.recv()
-        correct_at = None
-        while correct_at is None:  # until every group's fields are right
-            await asyncio.sleep(TICK)
-            have = actual_groups(api)
-            if all(have.get(name) == fields for name, fields in want.items()):
-                correct_at = time.time()
-        conn.send(correct_at)
+        want: Expected
+        want, labelled = conn.recv()
+        correct_at = labelled_at = first = None
+        next_look, deadline = 0.0, time.time() + 600
+        while correct_at is None or labelled_at is None:
+            if time.time() > deadline:  # the parent's recv then fails (EOFError)
+                raise TimeoutError(f"labels: {api.count('patch', 'pods')} of {labelled}")
+            await asyncio.sleep(0.05)
+            now, count = time.time(), api.count("patch", "pods")
+            if first is None and count:
+                first = (now, count)  # the first labels have come
+            if labelled_at is None and count >= labelled:
+                labelled_at = now
+            if correct_at is None and now >= next_look:  # a look costs ~0.1 s: not too often
+                next_look = now + TICK
+                have = actual_groups(api)
+                if all(have.get(name) == fields for name, fields in want.items()):
+                    correct_at = now
+        conn.send((correct_at, first, labelled_at))
         while True:
             command = await asyncio.to_thread(conn.recv)
-            if command[0] == "count":
-                conn.send(api.count("patch", "pods"))
-            elif command[0] == "churn":
-                conn.send(await churn(api, pending, rate=command[1], seconds=command[2]))
+            if command[0] == "churn":
+                _, rate, after = command
+                conn.send(await churn(api, pending, rate=rate, groups_after=after))
 
     asyncio.run(main())
 
 
 async def churn(
-    api: ApiServer, pending: list[tuple[str, str]], *, rate: float, seconds: float
+    api: ApiServer, pending: list[tuple[str, str]], *, rate: float, groups_after: Expected
 ) -> dict[str, float]:
-    """Bind pending pods to nodes at `rate` a second for `seconds`: each is a watch event the
-    operator must turn into a label write (and its group's changed numbers into annotation
-    and status writes). Returns the rates, the lag and the group writes per second."""
+    """Bind pending pods to nodes at `rate` a second for CHURN_SECONDS: each is a watch event
+    the operator must turn into a label write, and its group's changed numbers into
+    annotation and status writes. Returns the rates, the lag, the group writes per second
+    and when every group was right again (`groups_after`: what the engine computes then)."""
     resource = api.catalog.named("pods")
     base = api.count("patch", "pods")
 
@@ -99,30 +131,34 @@ async def churn(
         return api.count("patch", "elasticquotas") + api.count("patch", "elasticquotas", "status")
 
     groups_base = group_writes()
-    total = min(len(pending), int(rate * seconds))
-    start, bound, backlog = time.perf_counter(), 0, 0
-    while bound < total:
+    total = min(len(pending), int(rate * CHURN_SECONDS))
+    start, done, backlog = time.perf_counter(), 0, 0
+    while done < total:
         due = min(total, int((time.perf_counter() - start) * rate))
-        for namespace, name in pending[bound:due]:
+        for namespace, name in pending[done:due]:
             stored = api.get("pods", name, namespace)
             assert stored is not None
-            spec = {**stored["spec"], "nodeName": "node-0001"}
-            status = {**stored["status"], "phase": "Running", "startTime": "2026-02-01T00:00:00Z"}
-            api.storage.put(resource, {**stored, "spec": spec, "status": status}, type="MODIFIED")
-        bound = max(bound, due)
-        backlog = max(backlog, bound - (api.count("patch", "pods") - base))
+            api.storage.put(resource, bound(stored), type="MODIFIED")
+        done = max(done, due)
+        backlog = max(backlog, done - (api.count("patch", "pods") - base))
         await asyncio.sleep(0.01)
     emitted = time.perf_counter() - start
     while api.count("patch", "pods") - base < total:
         backlog = max(backlog, total - (api.count("patch", "pods") - base))
         await asyncio.sleep(0.01)
     drained = time.perf_counter() - start
+    writes = group_writes() - groups_base
+    while actual_groups(api) != groups_after:
+        if time.perf_counter() - start > 600:
+            raise TimeoutError("the groups did not settle after the churn")
+        await asyncio.sleep(TICK)
     return {
-        "group_writes": (group_writes() - groups_base) / drained,
+        "group_writes": writes / drained,
         "bound": total,
         "offered": total / emitted,
         "kept_up": total / drained,
         "drain": drained - emitted,
+        "groups": time.perf_counter() - start - emitted,
         "backlog": backlog,
     }
 
@@ -163,7 +199,7 @@ async def run(pods: int, churn_rate: float, *, last: bool) -> dict[str, Any]:
     server = multiprocessing.Process(target=serve, args=(pods, send), daemon=True)
     server.start()
     url = receive.recv()
-    receive.send(want)
+    receive.send((want, labelled))
     result: dict[str, Any] = {"pods": pods}
     with tempfile.TemporaryDirectory() as scratch:
         kubeconfig = write_kubeconfig(Path(scratch) / "kubeconfig", url)
@@ -185,28 +221,19 @@ async def run(pods: int, churn_rate: float, *, last: bool) -> dict[str, Any]:
             result["ready"] = ready_at - started
             result["cpu_ready"] = process_cpu(operator.pid)
             result["rss_ready"] = rss_mib(operator.pid)
-            correct_at = await asyncio.to_thread(receive.recv)
+            correct_at, first, labelled_at = await asyncio.to_thread(receive.recv)
             result["correct"] = correct_at - started
-            first = last_count = None
-            while True:  # the first labelling: pod writes until every label is there
-                receive.send(("count",))
-                count = await asyncio.to_thread(receive.recv)
-                if first is None and count:
-                    first = (time.time(), count)
-                if count >= labelled:
-                    break
-                if last_count == count and first is not None and time.time() - first[0] > 600:
-                    raise TimeoutError(f"labels stuck at {count} of {labelled}")
-                last_count = count
-                await asyncio.sleep(0.1)
-            assert first is not None
             result["labels"] = labelled
-            result["labels_per_s"] = (labelled - first[1]) / max(1e-9, time.time() - first[0])
-            result["labelled"] = time.time() - started
+            result["labels_per_s"] = (labelled - first[1]) / max(0.05, labelled_at - first[0])
+            result["labelled"] = labelled_at - started
             result["rss"] = rss_mib(operator.pid)
             result["hwm"] = rss_mib(operator.pid, "VmHWM")
             if last and churn_rate:
-                receive.send(("churn", churn_rate, 8.0))
+                quotas, pod_objects, nodes = objects(pods)
+                total = int(churn_rate * CHURN_SECONDS)
+                after, _ = computed(quotas, nodes, churned(pod_objects, total))
+                del quotas, pod_objects, nodes
+                receive.send(("churn", churn_rate, after))
                 result["churn"] = await asyncio.to_thread(receive.recv)
         finally:
             operator.send_signal(signal.SIGTERM)
@@ -275,7 +302,8 @@ def main() -> None:
                 "  lag: largest backlog (in seconds of churn)",
                 f"{c['backlog']:,.0f} ({c['backlog'] / c['offered']:.1f} s)",
             )
-            show("  drained after the churn stopped", f"{c['drain']:.2f} s")
+            show("  labels all written after the churn stopped", f"{c['drain']:.2f} s")
+            show("  groups all right after the churn stopped", f"{c['groups']:.2f} s")
             show("  group writes meanwhile (annotations, status)", f"{c['group_writes']:,.0f} /s")
         if "webhook" in r:
             show(
