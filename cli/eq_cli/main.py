@@ -149,7 +149,8 @@ def _operator_parser(commands: Any) -> None:
         "--write-workers",
         default=16,
         type=int,
-        help="writes in flight at once",
+        help="writes in flight at once (a quarter take ElasticQuota writes first, the rest "
+        "pod labels first)",
     )
     flags.add_kubeconfig_argument(run)
     flags.add_log_arguments(run)

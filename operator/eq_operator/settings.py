@@ -51,4 +51,5 @@ class OperatorSettings:
     api_burst: int = 100
     """Writes that may go at once before `api_qps` paces them (kube-scheduler's default)."""
     write_workers: int = 16
-    """Writes in flight at once: a round trip is mostly waiting, so a few overlap well."""
+    """Writes in flight at once: a round trip is mostly waiting, so a few overlap well. A
+    quarter take ElasticQuota writes first, the rest pod labels first."""
