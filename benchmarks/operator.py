@@ -102,7 +102,7 @@ async def settle(op: InProcess) -> int:
         await eventually(lambda: caught_up(op), what="the watches to catch up", timeout=60)
         written = op.writes()
         await op.loop.step()
-        await op.writer.drained()
+        await op.writer.settled()
         if op.writes() == written and not (op.writer.groups or op.writer.pods):
             return op.writes() - before
 

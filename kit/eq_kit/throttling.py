@@ -1,4 +1,4 @@
-"""Pacing writes to the API server: client-go's token bucket, and a bounded pool of workers.
+"""Pacing writes to the API server: client-go's token bucket, and its rate-limited work queue.
 
 client-go paces every client with `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`: a burst
 of `burst` requests goes at once, then `qps` per second. API Priority and Fairness protects the
@@ -13,11 +13,8 @@ import heapq
 import itertools
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
-
-Item = TypeVar("Item")
 
 
 class TokenBucket:
@@ -82,6 +79,7 @@ class WorkQueue:
     def __init__(self, first: float, last: float, clock: Callable[[], float]) -> None:
         self._first, self._last, self._clock = first, last, clock
         self.pending: dict[str, Retry] = {}
+        self._taken: set[str] = set()
         # An ordered set; OrderedDict takes from the front in O(1), where a dict would step
         # over every slot deleted before it.
         self._ready: collections.OrderedDict[str, None] = collections.OrderedDict()
@@ -99,6 +97,7 @@ class WorkQueue:
 
     def again(self, key: str) -> int:
         """Due again now, its backoff reset; the failures it had (0 if no longer pending)."""
+        self._taken.discard(key)
         retry = self.pending.get(key)
         if retry is None:
             return 0
@@ -109,6 +108,7 @@ class WorkQueue:
     def failed(self, key: str, retry_after: float = 0.0) -> int | None:
         """Due after its backoff (or `retry_after`); its failures so far, None if it is no
         longer pending."""
+        self._taken.discard(key)
         retry = self.pending.get(key)
         if retry is None:
             return None
@@ -117,18 +117,21 @@ class WorkQueue:
         return retry.failures
 
     def done(self, key: str) -> None:
+        self._taken.discard(key)
         self.pending.pop(key, None)
         self._ready.pop(key, None)
 
-    def clear(self) -> None:
-        self.pending.clear()
-        self._ready.clear()
-        self._waiting.clear()
+    def release(self, key: str) -> None:
+        """Put a key taken and not given back (its worker was cancelled, say) back in line,
+        its backoff kept; nothing if it was given back."""
+        if key in self._taken:
+            self._taken.discard(key)
+            if key in self.pending:
+                self._ready[key] = None
 
-    @property
-    def due(self) -> bool:
-        waiting = self._waiting
-        return bool(self._ready) or bool(waiting and waiting[0][0] <= self._clock())
+    def next_due(self) -> float | None:
+        """When the first key waiting out its backoff comes due (None: none waits)."""
+        return self._waiting[0][0] if self._waiting else None
 
     def take(self) -> str | None:
         """The next key due now, handed out once; None if none is."""
@@ -139,20 +142,6 @@ class WorkQueue:
                 self._ready[key] = None
         if not self._ready:
             return None
-        return self._ready.popitem(last=False)[0]
-
-
-async def each(
-    items: Iterable[Item], work: Callable[[Item], Awaitable[None]], *, workers: int
-) -> None:
-    """`work` on every item, at most `workers` at a time (a pool, not a task per item: a first
-    install may have 100,000 pods to label)."""
-    iterator = iter(items)
-
-    async def worker() -> None:
-        for item in iterator:
-            await work(item)
-
-    async with asyncio.TaskGroup() as group:  # one failing stops (cancels) the others
-        for _ in range(max(1, workers)):
-            group.create_task(worker())
+        key = self._ready.popitem(last=False)[0]
+        self._taken.add(key)
+        return key

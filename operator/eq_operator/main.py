@@ -98,7 +98,7 @@ async def serve(
         writer.clear()  # no write once the Lease is given up
         for task in tasks:
             task.cancel()
-        await writer.drained()
+        await writer.stopped()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError):
                 await task

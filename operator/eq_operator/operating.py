@@ -109,8 +109,8 @@ class Loop:
         if self.leading:
             writer.want(view.touched_quotas, view.touched_pods)
         view.touched_quotas, view.touched_pods = set(), set()
-        if self.leading and view.synced and writer.due:
-            writer.start()
+        if self.leading and view.synced:
+            writer.start()  # the workers, unless they run
 
     async def report_unreadable(self) -> None:
         """An Event on each object found unreadable since the last report."""

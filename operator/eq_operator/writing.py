@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import aiohttp
@@ -35,7 +35,7 @@ import orjson
 from eq_engine import Pod, keys
 from eq_kit.caching import PODS, QUOTAS
 from eq_kit.kube import ApiError, Http
-from eq_kit.throttling import Retry, TokenBucket, WorkQueue, each
+from eq_kit.throttling import Retry, TokenBucket, WorkQueue
 
 from .logs import logger
 from .metrics import Metrics
@@ -68,8 +68,7 @@ class Writer:
     ) -> None:
         self._http, self._view, self._metrics = http, view, metrics
         self._limiter, self._workers, self._clock = limiter, workers, clock
-        self.groups = WorkQueue(FIRST_RETRY, LAST_RETRY, clock)
-        self.pods = WorkQueue(FIRST_RETRY, LAST_RETRY, clock)
+        self.groups, self.pods = self._queue(), self._queue()
         """Objects to compare and maybe write, with their backoff (new ones: due now)."""
         self._unreachable = _retry()
         self._status_subresource: bool | None = None
@@ -77,69 +76,109 @@ class Writer:
         self.progress = time.monotonic()
         """When a write was last answered."""
         self._run: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()  # something was wanted
+        self._quiet = asyncio.Event()  # every worker waits, with nothing due
+        self._resting = 0
+
+    def _queue(self) -> WorkQueue:
+        return WorkQueue(FIRST_RETRY, LAST_RETRY, self._clock)
 
     def want(self, groups: Iterable[str] = (), pods: Iterable[str] = ()) -> None:
-        """Compare these objects in the next run (a pending one keeps its backoff)."""
+        """Compare these objects soon (a pending one keeps its backoff)."""
         for name in groups:
             self.groups.add(name)
         for key in pods:
             self.pods.add(key)
+        self._quiet.clear()
+        self._wake.set()
 
     def clear(self) -> None:
-        """Forget what is pending and stop writing (a stand-by writes nothing; a new leader
-        compares all)."""
-        self.groups.clear()
-        self.pods.clear()
+        """Stop writing and forget what was pending (a stand-by writes nothing; a new leader
+        compares all). Writes still in flight finish on queues of their own."""
+        self.groups, self.pods = self._queue(), self._queue()
         if self._run is not None:
             self._run.cancel()
-
-    @property
-    def due(self) -> bool:
-        return self.reachable and (self.groups.due or self.pods.due)
 
     @property
     def reachable(self) -> bool:
         return self._clock() >= self._unreachable.not_before
 
     def start(self) -> None:
-        """Write what is due in the background, unless a run is on (it takes new wants too).
-        A quarter of the workers take groups first, the rest pods first, each the other kind
-        when its own has nothing due: a burst of label writes never holds the groups' numbers
-        back, and under load a group's changes wait and go out in one write."""
-        if self._run is None or self._run.done():
-            groups: Kind = ("ElasticQuota", self.groups, self._group_write)
-            pods: Kind = ("Pod", self.pods, self._pod_write)
-            for_groups = max(1, self._workers // 4)
-            writes = (
-                (self._next(groups, pods), for_groups),
-                (self._next(pods, groups), max(1, self._workers - for_groups)),
-            )
-            self._run = asyncio.create_task(_together(writes))
-            self._run.add_done_callback(_report_failure)
+        """Start the workers unless they run; they stay, waiting for work, until `clear`.
+        A quarter take groups first and the rest pods first, each the other kind when its own
+        has nothing due: a burst of label writes never holds the groups' numbers back, and
+        under load a group's changes wait and go out in one write."""
+        if self._run is not None and not self._run.done():
+            return
+        groups: Kind = ("ElasticQuota", self.groups, self._group_write)
+        pods: Kind = ("Pod", self.pods, self._pod_write)
+        for_groups = min(self._workers - 1, max(1, self._workers // 4))
+        pools = (((groups, pods), for_groups), ((pods, groups), self._workers - for_groups))
+        self._resting = 0
+        self._quiet.clear()
+        self._run = asyncio.create_task(self._together(pools))
+        self._run.add_done_callback(_report_failure)
 
-    async def drained(self) -> None:
-        """Until the current run (if any) has nothing more to write."""
+    async def settled(self) -> None:
+        """Until every worker waits with nothing due (no write in flight); at once if none
+        runs."""
+        if self._run is not None and not self._run.done():
+            await self._quiet.wait()
+
+    async def stopped(self) -> None:
+        """Until the workers (if any) have ended, after `clear`."""
         if self._run is not None:
             await asyncio.wait([self._run])  # its end, cancelled or not, without its outcome
 
-    def _next(self, *kinds: Kind) -> Iterator[Awaitable[None]]:
-        """The next write, of the first of `kinds` with an object due, compared when a worker
-        asks for it: what the engine wants now, where it differs from what the object holds
-        (as last seen); until nothing is due."""
-        while self.reachable and (taken := _take(kinds)) is not None:
+    async def _together(self, pools: Iterable[tuple[tuple[Kind, ...], int]]) -> None:
+        """Every worker of every pool; one failing stops (cancels) the others."""
+        async with asyncio.TaskGroup() as group:
+            for kinds, workers in pools:
+                for _ in range(workers):
+                    group.create_task(self._work(kinds))
+
+    async def _work(self, kinds: tuple[Kind, ...]) -> None:
+        """Write, one object at a time, the first of `kinds` with one due, compared when
+        taken: what the engine wants now, where it differs from what the object holds (as
+        last seen). With nothing due, wait for a want or for a backoff to end."""
+        while True:
+            taken = _take(kinds) if self.reachable else None
+            if taken is None:
+                await self._rest(kinds)
+                continue
             kind, queue, compare, key = taken
             try:
-                write = compare(key)
-            except Exception:  # a bug must not stop the other objects
-                logger.exception("comparing %s %s failed; it stays pending", kind, key)
-                queue.failed(key)
-                continue
-            if write is None:
-                queue.done(key)
-            else:
-                yield write
+                try:
+                    write = compare(queue, key)
+                    if write is None:
+                        queue.done(key)
+                    else:
+                        await write
+                except Exception:  # a bug must not stop the other objects
+                    self._metrics.writes.labels(kind, "error").inc()
+                    if queue.failed(key) == 1:
+                        logger.exception("writing %s %s failed; it stays pending", kind, key)
+            finally:
+                queue.release(key)  # not put back (cancelled, say): ready again
 
-    def _group_write(self, name: str) -> Awaitable[None] | None:
+    async def _rest(self, kinds: tuple[Kind, ...]) -> None:
+        self._resting += 1
+        if self._resting == self._workers:
+            self._quiet.set()
+        times = [queue.next_due() for _, queue, _ in kinds]
+        if not self.reachable:
+            times.append(self._unreachable.not_before)
+        due = [t for t in times if t is not None]
+        pause = None if not due else min(1.0, max(0.01, min(due) - self._clock()))
+        try:
+            await asyncio.wait_for(self._wake.wait(), pause)
+        except TimeoutError:
+            pass
+        finally:
+            self._resting -= 1
+        self._wake.clear()
+
+    def _group_write(self, queue: WorkQueue, name: str) -> Awaitable[None] | None:
         """The write the group's object needs; None if none."""
         view = self._view
         ref, seen = view.quota_refs.get(name), view.quota_fields.get(name)
@@ -150,17 +189,17 @@ class Writer:
         wanted = None if status is None else QuotaFields.wanted(status, view.waiting.get(name, 0))
         if ref is None or seen is None or wanted is None or wanted == seen:
             return None  # right already, or no object to write to (it may come: the watch says)
-        return self._write_group(name, ref.namespace, wanted, seen)
+        return self._write_group(queue, name, ref.namespace, wanted, seen)
 
-    def _pod_write(self, key: str) -> Awaitable[None] | None:
+    def _pod_write(self, queue: WorkQueue, key: str) -> Awaitable[None] | None:
         """The label write the pod needs; None if none."""
         label = self._view.engine.capacity_label(key)
         if self._view.pod_labels.get(key, label) == label:
             return None  # right already, or no object to write to
-        return self._write_label(key, label)
+        return self._write_label(queue, key, label)
 
     async def _write_group(
-        self, name: str, namespace: str, wanted: QuotaFields, seen: QuotaFields
+        self, queue: WorkQueue, name: str, namespace: str, wanted: QuotaFields, seen: QuotaFields
     ) -> None:
         path = f"{QUOTAS.url(namespace)}/{name}"
 
@@ -176,7 +215,7 @@ class Writer:
             if current != wanted:  # e.g. an API server that ignored status on the object
                 raise NotHeld(f"ElasticQuota {namespace}/{name} does not hold what was written")
 
-        await self._attempt("ElasticQuota", name, self.groups, write)
+        await self._attempt("ElasticQuota", name, queue, write)
 
     async def _patch(self, path: str, patch: Mapping[str, Any]) -> QuotaFields:
         return QuotaFields.of(await self._send("PATCH", path, patch))
@@ -221,7 +260,7 @@ class Writer:
 
         return await self._attempt("Pod", pod.key, None, write)
 
-    async def _write_label(self, key: str, label: str | None) -> None:
+    async def _write_label(self, queue: WorkQueue, key: str, label: str | None) -> None:
         namespace, name = key.split("/", 1)
         patch = {"metadata": {"labels": {keys.CAPACITY: label}}}
 
@@ -233,18 +272,19 @@ class Writer:
             if held != label:  # e.g. a mutating webhook took it off: again, after a pause
                 raise NotHeld(f"Pod {key} does not hold the label written")
 
-        await self._attempt("Pod", key, self.pods, write)
+        await self._attempt("Pod", key, queue, write)
 
     async def _send(self, method: str, path: str, body: Any) -> dict[str, Any]:
         await self._limiter.acquire()
         try:
-            return await self._http.send(method, path, body, content_type=MERGE)
+            answer = await self._http.send(method, path, body, content_type=MERGE)
         except ApiError as error:
+            self.progress = time.monotonic()  # answered, if with an error
             if error.status == 404:
                 raise Gone from error
             raise
-        finally:
-            self.progress = time.monotonic()
+        self.progress = time.monotonic()
+        return answer
 
     async def _attempt(
         self, kind: str, key: str, queue: WorkQueue | None, write: Callable[[], Any]
@@ -253,9 +293,7 @@ class Writer:
         failed or gone: compared again after a pause (gone: the watch has the deletion by
         then, and a namesake created meanwhile keeps its write)."""
         if not self.reachable:
-            if queue is not None:
-                queue.again(key)  # the server is away: wait for the probe, send nothing
-            return False
+            return False  # the server is away: wait for the probe, send nothing (put back)
         try:
             await write()
         except Gone:
@@ -271,10 +309,6 @@ class Writer:
         except TRANSPORT_ERRORS as error:
             if self.reachable:
                 self._unreachable.failed(self._clock())
-            self._failed(kind, key, queue, repr(error), 0.0)
-            return False
-        except Exception as error:  # a bug must not stop the other writes
-            logger.exception("writing %s %s failed", kind, key)
             self._failed(kind, key, queue, repr(error), 0.0)
             return False
         self._unreachable = _retry()
@@ -296,8 +330,8 @@ class Writer:
             logger.warning("writing %s %s failed: %s; it stays pending", kind, key, why)
 
 
-Compare = Callable[[str], Awaitable[None] | None]
-"""The write an object needs (None: none), from its key."""
+Compare = Callable[[WorkQueue, str], Awaitable[None] | None]
+"""The write an object needs (None: none), from its queue and key."""
 
 
 Kind = tuple[str, WorkQueue, Compare]
@@ -313,21 +347,10 @@ def _take(kinds: Iterable[Kind]) -> tuple[str, WorkQueue, Compare, str] | None:
     return None
 
 
-async def _together(writes: Iterable[tuple[Iterator[Awaitable[None]], int]]) -> None:
-    """Each stream of writes by its own workers; one failing stops (cancels) the others."""
-    async with asyncio.TaskGroup() as group:
-        for stream, workers in writes:
-            group.create_task(each(stream, _awaited, workers=workers))
-
-
-def _awaited(write: Awaitable[None]) -> Awaitable[None]:
-    return write
-
-
 def _report_failure(run: asyncio.Task[None]) -> None:
-    """A bug must not pass unseen; what was pending stays so, for the next run."""
+    """A bug must not pass unseen; what was pending stays so, for the next start."""
     if not run.cancelled() and run.exception() is not None:
-        logger.error("a run of writes failed", exc_info=run.exception())
+        logger.error("the writers failed", exc_info=run.exception())
 
 
 def _retry() -> Retry:

@@ -19,10 +19,10 @@ def test_keys_come_in_order_once_each_and_are_handed_out_once() -> None:
     queue = WorkQueue(0.25, 5.0, Manual())
     for key in ("a", "b", "a", "c", "b"):
         queue.add(key)
-    assert len(queue) == 3 and queue.due
+    assert len(queue) == 3
     assert drain(queue) == ["a", "b", "c"]
     queue.add("a")  # taken, not put back: still pending, not handed out twice
-    assert queue.take() is None and not queue.due and len(queue) == 3
+    assert queue.take() is None and len(queue) == 3
 
 
 def test_a_success_puts_the_key_back_for_one_more_look_and_done_drops_it() -> None:
@@ -50,7 +50,6 @@ def test_failures_back_off_doubling_and_the_server_may_ask_for_longer() -> None:
     # 0.25 s doubling to 5 s, each within the 10% jitter.
     for pause, nominal in zip(pauses, (0.25, 0.5, 1, 2, 4, 5, 5), strict=True):
         assert nominal * 0.9 - 0.01 <= pause <= nominal * 1.1 + 0.01
-    queue.clear()
     queue.add("b")
     queue.take()
     queue.failed("b", retry_after=30)
@@ -73,3 +72,23 @@ def test_a_key_added_anew_while_it_waited_is_due_at_once_and_comes_once() -> Non
     assert queue.take() == "a"
     clock.now += 10  # the old backoff entry has come due: it is stale and hands out nothing
     assert queue.take() is None
+
+
+def test_a_key_its_worker_never_gave_back_is_released_with_its_backoff_kept() -> None:
+    clock = Manual()
+    queue = WorkQueue(0.25, 5.0, clock)
+    queue.add("a")
+    queue.take()
+    queue.failed("a")
+    assert queue.next_due() is not None
+    clock.now += 1
+    assert queue.take() == "a"  # taken again, then its worker is cancelled mid-write
+    queue.release("a")
+    assert queue.take() == "a"  # back in line, handed out once
+    assert queue.pending["a"].failures == 1  # not reset: nothing succeeded
+    queue.again("a")
+    queue.release("a")  # given back already: nothing more
+    assert drain(queue) == ["a"]
+    queue.done("a")
+    queue.release("a")
+    assert queue.take() is None and len(queue) == 0

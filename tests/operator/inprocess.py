@@ -127,5 +127,5 @@ async def in_process(
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             writer.clear()
-            await writer.drained()
+            await writer.stopped()
             await caches.stop()

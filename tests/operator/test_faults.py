@@ -8,6 +8,7 @@ fault cost (run with `-s` to see the figures).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import time
@@ -195,7 +196,7 @@ async def test_an_answer_the_client_models_would_refuse_does_not_stop_a_write_ro
     api.seed(*team(), odd)
     async with in_process(api) as op:
         await op.loop.step()  # raises nothing
-        await op.writer.drained()
+        await op.writer.settled()
         assert labelled(api) and holds(api, "team", {"cpu": "4"})
 
 
@@ -219,7 +220,7 @@ async def test_a_bug_with_one_object_is_logged_and_the_other_writes_go_on(api, c
             lambda: all(_label(api, name) for name in others), "the other pods labelled"
         )
         assert _label(api, "p0") is None
-        assert "comparing Pod apps/p0 failed" in caplog.text and "a bug" in caplog.text
+        assert "writing Pod apps/p0 failed" in caplog.text and "a bug" in caplog.text
 
 
 async def test_a_label_the_server_does_not_keep_is_tried_again_after_a_pause(api):
@@ -245,3 +246,27 @@ async def test_a_label_the_server_does_not_keep_is_tried_again_after_a_pause(api
         )
         clock.now += LAST_RETRY
         await op.converged(lambda: api.count("patch", "pods") >= 2 * pods, "a try after it")
+
+
+async def test_a_write_that_hangs_holds_up_no_other_write(api):
+    """Like a slow mutating webhook on one pod: its write hangs, the other workers go on with
+    what is wanted meanwhile, and the hung write lands when it is answered."""
+    api.seed(*team())
+    mutate = api.admission.mutate
+    answer = asyncio.Event()
+
+    async def slow_for_p0(request: Any) -> list[str]:
+        if request.resource.plural == "pods" and request.name == "p0":
+            await answer.wait()
+        return await mutate(request)
+
+    api.admission.mutate = slow_for_p0  # type: ignore[method-assign]
+    async with in_process(api) as op:
+        op.run()
+        await op.converged(lambda: all(_label(api, n) for n in ("p1", "p2")), "p1, p2 labelled")
+        api.seed(pod("p3", cpu="1"))  # wanted while p0's write still hangs
+        await op.converged(lambda: _label(api, "p3") is not None, "p3 labelled meanwhile")
+        await op.converged(lambda: holds(api, "team", {"cpu": "4"}), "the group written too")
+        assert _label(api, "p0") is None
+        answer.set()
+        await op.converged(lambda: labelled(api), "p0 labelled once answered")
