@@ -105,6 +105,7 @@ async def settle(op: InProcess) -> int:
         await op.writer.settled()
         if op.writes() == written and not (op.writer.groups or op.writer.pods):
             return op.writes() - before
+        await asyncio.sleep(0.005)  # a write backing off: let time pass, do not spin
 
 
 async def amplification(samples: int = 200) -> tuple[float, float, float, int]:
