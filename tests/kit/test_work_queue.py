@@ -59,12 +59,18 @@ def test_failures_back_off_doubling_and_the_server_may_ask_for_longer() -> None:
     assert queue.take() == "b"
 
 
-def test_a_key_added_anew_while_it_waited_is_due_at_once_and_comes_once() -> None:
-    clock = Manual()
+def failed_once(clock: Manual) -> WorkQueue:
+    """A queue whose key "a" was taken and failed once: it waits out its backoff."""
     queue = WorkQueue(0.25, 5.0, clock)
     queue.add("a")
     queue.take()
     queue.failed("a")
+    return queue
+
+
+def test_a_key_added_anew_while_it_waited_is_due_at_once_and_comes_once() -> None:
+    clock = Manual()
+    queue = failed_once(clock)
     queue.add("a")  # pending and waiting: keeps its backoff
     assert queue.take() is None
     queue.done("a")
@@ -76,10 +82,7 @@ def test_a_key_added_anew_while_it_waited_is_due_at_once_and_comes_once() -> Non
 
 def test_a_key_its_worker_never_gave_back_is_released_with_its_backoff_kept() -> None:
     clock = Manual()
-    queue = WorkQueue(0.25, 5.0, clock)
-    queue.add("a")
-    queue.take()
-    queue.failed("a")
+    queue = failed_once(clock)
     assert queue.next_due() is not None
     clock.now += 1
     assert queue.take() == "a"  # taken again, then its worker is cancelled mid-write
