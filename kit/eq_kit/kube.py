@@ -15,7 +15,6 @@ from typing import Any
 import aiohttp
 import orjson
 from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
 
 LIST_TIMEOUT = 120.0
 """Seconds one LIST page may take end to end."""
@@ -37,15 +36,6 @@ class ApiError(Exception):
         self.status, self.message = status, message
         self.retry_after = retry_after
         """Seconds the server asked the client to wait (`Retry-After`); 0: not said."""
-
-
-async def read_json(response: Any) -> dict[str, Any]:
-    """The JSON of a response read with `_preload_content=False`, which the client does not
-    check: an error status raises `ApiException` here, as a parsed call would."""
-    if response.status >= 400:
-        raise ApiException(status=response.status, reason=response.reason)
-    data: dict[str, Any] = orjson.loads(await response.read())
-    return data
 
 
 class Http:

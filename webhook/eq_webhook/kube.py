@@ -3,26 +3,22 @@ from the kit's caches)."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import aiohttp
 from eq_engine import ObjectError, Pod, keys, parse_pod
 from eq_engine.rules import BoundPodQuery
-from eq_kit.kube import read_json
-from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
+from eq_kit.caching import PODS
+from eq_kit.kube import ApiError, Http
 
 from .admission import PodLister, PodListing, PodLookupError
 
-PAGE = 500
+PAGE = "500"
 """Pods per LIST page: a namespace of thousands must not be one response inside the timeout."""
 
 
-def pod_lister(api: client.ApiClient) -> PodLister:
-    core = client.CoreV1Api(api)
-
+def pod_lister(http: Http) -> PodLister:
     async def list_pods(query: BoundPodQuery) -> PodListing:
         """Pods labelled with the group's name (either spelling), and the namespaces' pods, a
         page at a time, until `query.enough` of them count (are not finished): a denial names
@@ -30,34 +26,30 @@ def pod_lister(api: client.ApiClient) -> PodLister:
 
         The rules decide which of them are bound; a label selector the server ignores only
         costs bandwidth."""
-        pages: list[Callable[..., Any]] = [  # Any: the stubs type each keyword apart
-            functools.partial(
-                core.list_pod_for_all_namespaces, label_selector=f"{label}={query.name}"
-            )
+        listings = [
+            (PODS.url(None), {"labelSelector": f"{label}={query.name}"})
             for label in (keys.POD_QUOTA, keys.POD_QUOTA_SEED)
         ]
-        pages += [functools.partial(core.list_namespaced_pod, ns) for ns in query.namespaces]
+        listings += [(PODS.url(namespace), {}) for namespace in query.namespaces]
         pods: dict[str, Pod] = {}
         counting: set[str] = set()  # the unfinished ones, by key: a pod may be in two listings
         try:
-            for listing in pages:
-                more: dict[str, str] = {}  # `_continue` from the second page on
+            for url, selector in listings:
+                token = ""
                 while True:
-                    page = await read_json(
-                        await listing(limit=PAGE, _preload_content=False, **more)
-                    )
+                    more = {"continue": token} if token else {}
+                    page = await http.get_json(url, {**selector, "limit": PAGE, **more})
                     for key, pod in _readable(page.get("items") or []):
                         pods[key] = pod
                         if not pod.terminal:
                             counting.add(key)
                     if len(counting) >= query.enough:
                         return PodListing(list(pods.values()), complete=False)
-                    token = (page.get("metadata") or {}).get("continue")
+                    token = (page.get("metadata") or {}).get("continue") or ""
                     if not token:
                         break
-                    more = {"_continue": token}
-        except ApiException as error:
-            raise PodLookupError(f"the API server answered {error.status} {error.reason}") from None
+        except ApiError as error:
+            raise PodLookupError(f"the API server answered {error}") from None
         except (TimeoutError, aiohttp.ClientError) as error:
             raise PodLookupError(repr(error)) from None
         return PodListing(list(pods.values()), complete=True)

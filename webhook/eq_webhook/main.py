@@ -30,12 +30,13 @@ async def serve(settings: WebhookSettings, api: client.ApiClient) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    state.caches = Caches(reflectors(Http(api), {QUOTAS: state.quotas, NODES: state.nodes}))
+    http = Http(api)
+    state.caches = Caches(reflectors(http, {QUOTAS: state.quotas, NODES: state.nodes}))
     state.caches.start()
     tasks = [asyncio.create_task(reload_certificates(context, files, settings.cert_check_interval))]
     runners = [
         await start_site(
-            admission_app(state, pod_lister(api), metrics, gate_pods=settings.gate_pods),
+            admission_app(state, pod_lister(http), metrics, gate_pods=settings.gate_pods),
             settings.address,
             settings.port,
             context,
