@@ -138,7 +138,7 @@ class WorkQueue:
         now, waiting = self._clock(), self._waiting
         while waiting and waiting[0][0] <= now:
             _, _, key, retry = heapq.heappop(waiting)
-            if self.pending.get(key) is retry:  # not done, cleared or put back since
+            if self.pending.get(key) is retry:  # not done or put back since
                 self._ready[key] = None
         if not self._ready:
             return None

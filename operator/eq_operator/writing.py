@@ -26,6 +26,7 @@ probe reads: a long burst of writes is work, not a hung loop.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
@@ -114,7 +115,6 @@ class Writer:
         pods: Kind = ("Pod", self.pods, self._pod_write)
         for_groups = min(self._workers - 1, max(1, self._workers // 4))
         pools = (((groups, pods), for_groups), ((pods, groups), self._workers - for_groups))
-        self._resting = 0
         self._quiet.clear()
         self._run = asyncio.create_task(self._together(pools))
         self._run.add_done_callback(_report_failure)
@@ -148,16 +148,13 @@ class Writer:
                 continue
             kind, queue, compare, key = taken
             try:
-                try:
-                    write = compare(queue, key)
-                    if write is None:
-                        queue.done(key)
-                    else:
-                        await write
-                except Exception:  # a bug must not stop the other objects
-                    self._metrics.writes.labels(kind, "error").inc()
-                    if queue.failed(key) == 1:
-                        logger.exception("writing %s %s failed; it stays pending", kind, key)
+                write = compare(queue, key)
+                if write is None:
+                    queue.done(key)
+                else:
+                    await write
+            except Exception as error:  # a bug must not stop the other objects
+                self._failed(kind, key, queue, repr(error), 0.0, trace=True)
             finally:
                 queue.release(key)  # not put back (cancelled, say): ready again
 
@@ -320,14 +317,26 @@ class Writer:
         return True
 
     def _failed(
-        self, kind: str, key: str, queue: WorkQueue | None, why: str, retry_after: float
+        self,
+        kind: str,
+        key: str,
+        queue: WorkQueue | None,
+        why: str,
+        retry_after: float,
+        *,
+        trace: bool = False,
     ) -> None:
+        """Count and log the failure (a pending object only its first, with the traceback
+        where `trace`: a bug), and back the object off."""
         self._metrics.writes.labels(kind, "error").inc()
         failures = None if queue is None else queue.failed(key, retry_after)
+        level = logging.ERROR if trace else logging.WARNING
         if failures is None:
-            logger.warning("writing %s %s failed: %s", kind, key, why)
+            logger.log(level, "writing %s %s failed: %s", kind, key, why, exc_info=trace)
         elif failures == 1:
-            logger.warning("writing %s %s failed: %s; it stays pending", kind, key, why)
+            logger.log(
+                level, "writing %s %s failed: %s; it stays pending", kind, key, why, exc_info=trace
+            )
 
 
 Compare = Callable[[WorkQueue, str], Awaitable[None] | None]
