@@ -89,11 +89,14 @@ class WorkQueue:
     def __len__(self) -> int:
         return len(self.pending)
 
-    def add(self, key: str) -> None:
-        """Due now, unless pending already (one waiting keeps its backoff)."""
-        if key not in self.pending:
-            self.pending[key] = Retry(self._first, self._last)
-            self._ready[key] = None
+    def add(self, key: str) -> bool:
+        """Due now, unless pending already (one waiting keeps its backoff); whether it was
+        added."""
+        if key in self.pending:
+            return False
+        self.pending[key] = Retry(self._first, self._last)
+        self._ready[key] = None
+        return True
 
     def again(self, key: str) -> int:
         """Due again now, its backoff reset; the failures it had (0 if no longer pending)."""

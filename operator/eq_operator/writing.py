@@ -86,12 +86,10 @@ class Writer:
 
     def want(self, groups: Iterable[str] = (), pods: Iterable[str] = ()) -> None:
         """Compare these objects soon (a pending one keeps its backoff)."""
-        for name in groups:
-            self.groups.add(name)
-        for key in pods:
-            self.pods.add(key)
-        self._quiet.clear()
-        self._wake.set()
+        added = [self.groups.add(name) for name in groups] + [self.pods.add(key) for key in pods]
+        if any(added):  # the workers resting have something to do
+            self._quiet.clear()
+            self._wake.set()
 
     def clear(self) -> None:
         """Stop writing and forget what was pending (a stand-by writes nothing; a new leader

@@ -17,9 +17,8 @@ def drain(queue: WorkQueue) -> list[str]:
 
 def test_keys_come_in_order_once_each_and_are_handed_out_once() -> None:
     queue = WorkQueue(0.25, 5.0, Manual())
-    for key in ("a", "b", "a", "c", "b"):
-        queue.add(key)
-    assert len(queue) == 3
+    added = [queue.add(key) for key in ("a", "b", "a", "c", "b")]
+    assert added == [True, True, False, True, False] and len(queue) == 3
     assert drain(queue) == ["a", "b", "c"]
     queue.add("a")  # taken, not put back: still pending, not handed out twice
     assert queue.take() is None and len(queue) == 3
