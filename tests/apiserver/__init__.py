@@ -17,8 +17,8 @@ protobuf bodies (typed commands such as `kubectl create namespace`: 415), server
 """
 
 from .admission import User
-from .errors import ApiError
+from .errors import ApiError, disruption_budget
 from .faults import Fault
-from .server import ApiServer, Config, disruption_budget
+from .server import ApiServer, Config
 
 __all__ = ["ApiError", "ApiServer", "Config", "Fault", "User", "disruption_budget"]

@@ -1,14 +1,33 @@
-"""Aggregated discovery (`apidiscovery.k8s.io/v2` APIGroupDiscoveryList), served from `/api`
-and `/apis` when the Accept header asks for it, as kubectl 1.32 does: it decides on the answer's
-Content-Type, so a plain JSON answer still gets the legacy documents (resources.Catalog)."""
+"""The URLs that are not resources (`serve`): legacy discovery (resources.Catalog), `/version`,
+`/openapi/v3` (openapi.py), the health checks, and aggregated discovery
+(`apidiscovery.k8s.io/v2` APIGroupDiscoveryList), served from `/api` and `/apis` when the
+Accept header asks for it, as kubectl 1.32 does: it decides on the answer's Content-Type, so a
+plain JSON answer still gets the legacy documents."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from aiohttp import web
+
+from . import responses
+from .errors import ApiError
+from .openapi import Documents
 from .resources import VERBS, Catalog, Resource
 
 JSON = dict[str, Any]
+VERSION = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.3",
+    "gitCommit": "emulated",
+    "gitTreeState": "clean",
+    "buildDate": "2025-03-11T00:00:00Z",
+    "goVersion": "go1.23.6",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
 MEDIA_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 _SUBRESOURCE_KINDS = {
     "eviction": ("policy", "Eviction", ["create"]),
@@ -83,3 +102,37 @@ def aggregated(catalog: Catalog, *, core: bool) -> JSON:
         "metadata": {},
         "items": items,
     }
+
+
+def serve(
+    request: web.Request, parts: list[str], *, catalog: Catalog, openapi: Documents, address: str
+) -> web.StreamResponse:
+    """The answer to a URL that names no resource (`parts`: its path's segments); `address`:
+    the server's host and port, which `/api` gives."""
+    documents: dict[tuple[str, ...], Callable[[], Any]] = {
+        ("api",): lambda: catalog.api_versions(address),
+        ("api", "v1"): lambda: catalog.resource_list("", "v1"),
+        ("apis",): catalog.api_group_list,
+        ("version",): lambda: VERSION,
+    }
+    if parts in (["api"], ["apis"]) and wanted(request.headers.get("Accept", "")):
+        response = responses.json(aggregated(catalog, core=parts == ["api"]))
+        response.headers["Content-Type"] = MEDIA_TYPE
+        return response
+    if tuple(parts) in documents:
+        return responses.json(documents[tuple(parts)]())
+    if parts == ["openapi", "v3"]:
+        return responses.json(openapi.index())
+    if parts[:2] == ["openapi", "v3"] and "/".join(parts[2:]) in openapi.documents:
+        return responses.raw(openapi.documents["/".join(parts[2:])])
+    if parts[:1] == ["apis"] and len(parts) == 2:
+        group = catalog.api_group(parts[1])
+        if group is not None:
+            return responses.json({"kind": "APIGroup", "apiVersion": "v1", **group})
+    if parts[:1] == ["apis"] and len(parts) == 3:
+        listed = catalog.resource_list(parts[1], parts[2])
+        if listed is not None:
+            return responses.json(listed)
+    if parts in (["healthz"], ["readyz"], ["livez"]):
+        return web.Response(text="ok")
+    raise ApiError(404, "the server could not find the requested resource")

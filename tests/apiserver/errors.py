@@ -120,3 +120,20 @@ def invalid(kind: str, name: str, causes: list[str], *, group: str = "") -> ApiE
 
 def internal(message: str) -> ApiError:
     return ApiError(500, f"Internal error occurred: {message}", details={"causes": []})
+
+
+def disruption_budget(pdb: str = "budget", *, needs: int = 1, has: int = 1) -> ApiError:
+    """The 429 an eviction blocked by a PodDisruptionBudget gets (no Retry-After)."""
+    return ApiError(
+        429,
+        "Cannot evict pod as it would violate the pod's disruption budget.",
+        details={
+            "causes": [
+                {
+                    "reason": "DisruptionBudget",
+                    "message": f"The disruption budget {pdb} needs {needs} healthy pods and "
+                    f"has {has} currently",
+                }
+            ]
+        },
+    )
