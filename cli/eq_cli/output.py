@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from eq_engine import GroupStatus, ResourceList, format_resource_list
@@ -64,6 +65,8 @@ def _entry_per_line(document: dict[str, Any]) -> str:
 
 COLUMNS = ("min", "max", "request", "runtime", "used")
 _CELL = 9  # a quantity (display.WIDTH) and its padding; the tree: 34 + 5 * 9 = 79 characters
+TREE_WIDTH = 80
+"""Columns every line of the tree keeps within: longer lists wrap (a name is never split)."""
 UNLIMITED, NOT_SET, SCALED = "∞", "-", "*"
 SYMBOLS = {
     UNLIMITED: "unlimited",
@@ -97,10 +100,10 @@ def as_tree(report: Report) -> str:
     lines = [f"{'':<34}" + "".join(f"{c:>{_CELL}}" for c in COLUMNS)]
 
     def draw(group: GroupStatus, lead: str, branch: str) -> None:
-        lines.append(f"{lead}{branch}{group.name}{_notes(report, group)}")
         inner = lead + ("│  " if branch == "├─ " else "   " if branch else "")
         kids = children.get(group.name, [])
         bar = "│ " if kids else "  "
+        lines.extend(_named(f"{lead}{branch}{group.name}", _notes(report, group), inner + bar))
         for resource in _resources(group):
             label = f"{inner}{bar}{resource}"
             cells = _cells(group, resource)
@@ -110,10 +113,24 @@ def as_tree(report: Report) -> str:
 
     for root in children.get(None, []):
         draw(root, "", "")
-    return "\n".join(lines) + "\n" + _footer(report)
+    return "\n".join(lines) + "\n" + _footer(report, width=TREE_WIDTH)
 
 
-def _notes(report: Report, group: GroupStatus) -> str:
+def _named(head: str, notes: list[str], bars: str) -> list[str]:
+    """A group's line in the tree, its notes wrapped under the first one where they can be, or
+    else just inside the tree's bars (`bars`, which the continuation lines carry on)."""
+    if not notes:
+        return [head]
+    items = _commas(notes)
+    items[0] = f"({items[0]}"
+    items[-1] += ")"
+    under = len(head) + 2  # the first note's first letter, after " ("
+    if under + max(len(item) for item in items) > TREE_WIDTH:
+        under = len(bars) + 2
+    return _wrapped(head, items, hang=bars.ljust(under), width=TREE_WIDTH)
+
+
+def _notes(report: Report, group: GroupStatus) -> list[str]:
     """What the numbers do not show: a parent, a group that does not lend, waiting pods,
     problems."""
     notes = []
@@ -132,7 +149,7 @@ def _notes(report: Report, group: GroupStatus) -> str:
     )
     if problems:
         notes.append(f"{problems} problem{'s' if problems > 1 else ''}")
-    return f" ({', '.join(notes)})" if notes else ""
+    return notes
 
 
 def _resources(group: GroupStatus) -> list[str]:
@@ -163,41 +180,73 @@ def _scaled(group: GroupStatus) -> list[str]:
     return [r for r, amount in sorted(group.min.items()) if group.effective_min.get(r, 0) < amount]
 
 
-def _listed(values: ResourceList) -> str:
-    return ", ".join(f"{r} {readable(r, values[r])}" for r in sorted(values)) or "nothing"
+def _listed(values: ResourceList) -> list[str]:
+    return _commas([f"{r} {readable(r, values[r])}" for r in sorted(values)]) or ["nothing"]
+
+
+def _commas(items: Sequence[str]) -> list[str]:
+    """The items of a list as `_wrapped` takes them: each but the last followed by a comma."""
+    return [f"{item}," for item in items[:-1]] + list(items[-1:])
+
+
+def _words(text: str) -> list[str]:
+    """A sentence as `_wrapped` takes it, to break between its words."""
+    return text.split(" ")
+
+
+def _wrapped(head: str, items: Sequence[str], *, hang: str, width: int) -> list[str]:
+    """`head` and `items` joined by spaces, broken before an item that would take a line past
+    `width`; the lines after the first begin with `hang`. An item is never split: one longer than
+    a line has a line to itself.
+
+    `_wrapped("  ml:", ["ml/a,", "ml/b"], hang="      ", width=12)` is
+    `["  ml: ml/a,", "      ml/b"]`; with `width=80` it is `["  ml: ml/a, ml/b"]`."""
+    lines, line = [], head
+    for item in items:
+        if len(line) + 1 + len(item) > width and len(line) > len(hang):
+            lines.append(line)
+            line = hang + item
+        else:
+            line += " " + item
+    return [*lines, line]
 
 
 def _fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _footer(report: Report) -> str:
-    """Capacity, scaled mins, reclaim and problems, then what the symbols mean."""
-    lines = [f"Capacity: {_listed(report.capacity)}"]
-    scaled = [
-        f"{g.name}: "
-        + ", ".join(
-            f"{r} {readable(r, g.min[r])} to {readable(r, g.effective_min.get(r, 0))}"
-            for r in _scaled(g)
-        )
-        for g in report.groups
-        if _scaled(g)
-    ]
-    if scaled:
+def _footer(report: Report, *, width: int = sys.maxsize) -> str:
+    """Capacity, scaled mins, reclaim and problems, then what the symbols mean; long lists wrap
+    at `width` (the tree's 80 columns; the table's footer keeps one line per entry)."""
+
+    def entry(head: str, items: Sequence[str], hang: int | None = None) -> list[str]:
+        """`head` and its items; the lines after the first start under the first item."""
+        under = len(head) + 1 if hang is None else hang
+        return _wrapped(head, items, hang=" " * under, width=width)
+
+    lines = entry("Capacity:", _listed(report.capacity))
+    if scaled := [g for g in report.groups if _scaled(g)]:
         lines.append(
             f"Mins scaled down ({SCALED}: the parent's total cannot cover its children's):"
         )
-        lines += [f"  {line}" for line in scaled]
+        for g in scaled:
+            changes = [
+                f"{r} {readable(r, g.min[r])} to {readable(r, g.effective_min.get(r, 0))}"
+                for r in _scaled(g)
+            ]
+            lines += entry(f"  {g.name}:", _commas(changes))
     if report.reclaim:
         lines.append("Reclaim (evicted in this order):")
-        lines += [
-            f"  {group}: {', '.join(pods) or 'nothing (its used is in its child groups)'}"
-            for group, pods in report.reclaim.items()
-        ]
+        for group, pods in report.reclaim.items():
+            items = _commas(pods) or _words("nothing (its used is in its child groups)")
+            lines += entry(f"  {group}:", items)
     if report.problems:
         lines.append("Problems:")
-        lines += [f"  {problem}" for problem in report.problems]
-    lines.append("Symbols: " + ", ".join(f"{mark} {text}" for mark, text in SYMBOLS.items()))
+        for problem in report.problems:
+            first, *rest = _words(str(problem))
+            lines += entry(f"  {first}", rest, hang=4)
+    symbols = [f"{mark} {text}" for mark, text in SYMBOLS.items()]
+    lines += entry("Symbols:", _commas(symbols))
     return "\n" + "\n".join(lines) + "\n"
 
 

@@ -54,6 +54,7 @@ async def test_the_tree_of_one_department(api, tmp_path):
     assert groups["team-a"]["runtime"] == {"cpu": "2"}  # worked out in test_explain
     text = await kubectl(api, tmp_path, "tree")
     assert text.returncode == 0 and "team-a" in text.stdout
+    assert max(len(line) for line in text.stdout.splitlines()) <= 80
 
 
 async def test_explain_a_pod_and_a_group_live(api, tmp_path):

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchmarks import cluster as generated
 from tests.cli.running import cli
 from tests.manifests import node, pod, quota
 from tests.paths import REPO
@@ -143,6 +144,38 @@ def test_examples_simulate_in_every_format():
     assert any(p["capacity"] == "in-quota" for p in report["pods"].values())
     assert report["pods"]["kube-system/coredns-0"]["group"] == "koordinator-system-quota"
     assert "ml/old-job-0" not in report["pods"]  # finished pods count nowhere
+
+
+def test_the_tree_of_a_108_group_cluster_fits_80_columns_and_keeps_every_pod(tmp_path):
+    """3 departments x 5 teams x 6 sub-teams of benchmarks/cluster.py, 900 pods on 10 nodes: the
+    mins are scaled down and the reclaim plans list up to four pods of 57 characters each."""
+    shape = {"departments": 3, "teams": 5, "subteams": 6}
+    objects = generated.quotas(**shape) + generated.pods(**shape) + generated.nodes(10)
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+    report = json.loads(simulate("-f", str(path), "-o", "json").stdout)
+    tree = simulate("-f", str(path), "-o", "tree")
+    assert tree.returncode == 0, tree.stderr
+    lines = tree.stdout.splitlines()
+    assert sum(name.startswith("dept-") for name in report["groups"]) == 108
+    assert [line for line in lines if len(line) > 80] == []
+    # the plan as the tree prints it, each group's continuation lines joined back on
+    start = lines.index("Reclaim (evicted in this order):") + 1
+    end = next(i for i in range(start, len(lines)) if not lines[i].startswith("  "))
+    plan = lines[start:end]
+    entries: list[str] = []
+    for line in plan:
+        if line.startswith("   "):
+            entries[-1] += " " + line.strip()
+        else:
+            entries.append(line.strip())
+    assert len(entries) < len(plan)  # some plans took more than a line
+    printed = {
+        group: [] if pods.startswith("nothing") else pods.split(", ")
+        for group, pods in (entry.split(": ", 1) for entry in entries)
+    }
+    assert printed == report["reclaim"]
+    assert sum(map(len, printed.values())) > 30
 
 
 def test_a_directory_reads_its_yaml_and_json_files(tmp_path):
