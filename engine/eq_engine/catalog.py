@@ -4,7 +4,8 @@ A `Catalog` is what the quota tree and the admission rules share: groups by name
 unique cluster-wide), children by parent name as the labels say, and which group the pods of a
 namespace belong to. Building one is a few dictionary passes, cheap enough to redo whenever an
 ElasticQuota changes. The tree (`tree.py`) adds the arithmetic order and repairs broken links;
-the rules (`rules.py`) judge a proposed change against a catalog.
+the checks (`checks.py`) and the admission reviews (`reviews.py`) judge a proposed change
+against a catalog.
 """
 
 from __future__ import annotations
@@ -35,8 +36,24 @@ class Catalog:
     problems: tuple[Problem, ...]
 
     def parent_of(self, quota: Quota) -> str:
-        """The parent the labels name; the root's name when they name none."""
+        """The parent the labels name; the root's name when they name none (or "root")."""
         return self.config.root_name if quota.parent in ("", "root") else quota.parent
+
+    def parent_fault(self, quota: Quota) -> str | None:
+        """Why the parent the labels name cannot hold the group; None when it can (the root,
+        or a group that exists; whether it is a parent, or below the group, is the checks').
+
+        The one wording of a broken parent link: the webhook denies with it, the tree places
+        the group under the root and says so. `parent 'ghost' does not exist`.
+        """
+        parent = self.parent_of(quota)
+        if parent == self.config.root_name:
+            return None
+        if self.is_builtin(parent):
+            return f"parent {parent!r} is a built-in group that cannot have children"
+        if parent not in self.quotas:
+            return f"parent {parent!r} does not exist"
+        return None
 
     def is_builtin(self, name: str) -> bool:
         return name in self.config.builtin_names
@@ -140,6 +157,10 @@ class Membership:
     how: str
     """Which rule chose the group, in words: `its label quota.../name names it`."""
     problem: Problem | None = None
+
+
+PARENT_FIELD = f"metadata.labels[{keys.PARENT}]"
+"""Where a problem of the parent link is reported, whichever of the two labels names it."""
 
 
 def _pod_problem(pod: Pod, label: str, message: str) -> Problem:

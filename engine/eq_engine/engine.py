@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import admission, classification, rules
+from . import admission, checks, classification
 from .admission import Admissions, Budget
 from .config import EngineConfig
 from .integers import Amounts, amounts, clamp, present
@@ -236,10 +236,10 @@ class QuotaEngine:
     @property
     def problems(self) -> list[Problem]:
         """What is wrong with the configuration: the links the tree repaired, every rule the
-        admission webhook enforces (`rules.audit`), then the pods' problems, sorted."""
+        admission webhook enforces (`checks.audit`), then the pods' problems, sorted."""
         return [
             *self._tree.problems,
-            *rules.audit(self._tree.catalog),
+            *checks.audit(self._tree.catalog),
             *sorted(self._pod_problems.values()),
         ]
 

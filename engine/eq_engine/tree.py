@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from . import keys
-from .catalog import Catalog, build_catalog, quota_problem
+from .catalog import PARENT_FIELD, Catalog, build_catalog, quota_problem
 from .config import EngineConfig
 from .objects import Pod, Quota
 from .problems import Problem
@@ -140,7 +139,7 @@ def build_tree(quotas: Iterable[Quota], config: EngineConfig) -> Tree:
     problems = list(catalog.problems)
     unique = catalog.quotas
     builtins = _builtin_groups(catalog)
-    parents = _resolve_parents(unique, config, problems)
+    parents = _resolve_parents(catalog, problems)
     depth = _depths(parents, config.root_name)
     tree_names = sorted(parents, key=lambda n: depth[n])
     groups = list(builtins)
@@ -236,34 +235,21 @@ def _builtin_groups(catalog: Catalog) -> list[Group]:
     ]
 
 
-def _resolve_parents(
-    unique: Mapping[str, Quota], config: EngineConfig, problems: list[Problem]
-) -> dict[str, str]:
+def _resolve_parents(catalog: Catalog, problems: list[Problem]) -> dict[str, str]:
     """Each non-built-in group's effective parent; broken links go to the root."""
-    root = config.root_name
+    root = catalog.config.root_name
     parents: dict[str, str] = {}
-    for name, quota in unique.items():
-        if name in config.builtin_names:
+    for name, quota in catalog.quotas.items():
+        if catalog.is_builtin(name):
             continue
-        field = f"metadata.labels[{keys.PARENT}]"
-        parent = quota.parent  # two disagreeing spellings: `rules.self_problems` reports it
-        if parent in ("", "root", root):
-            parents[name] = root
-        elif parent in config.builtin_names or parent not in unique:
-            what = (
-                "is a built-in group that cannot have children"
-                if parent in unique or (parent in config.builtin_names)
-                else "does not exist"
-            )
-            problems.append(
-                quota_problem(
-                    quota, field, f"parent {parent!r} {what}; the group is placed under the root"
-                )
-            )
+        fault = catalog.parent_fault(quota)  # two disagreeing labels: `checks.own_problems`
+        if fault is not None:
+            placed = f"{fault}; the group is placed under the root"
+            problems.append(quota_problem(quota, PARENT_FIELD, placed))
             parents[name] = root
         else:
-            parents[name] = parent
-    _break_cycles(parents, unique, root, problems)
+            parents[name] = catalog.parent_of(quota)
+    _break_cycles(parents, catalog.quotas, root, problems)
     return parents
 
 
@@ -286,7 +272,7 @@ def _break_cycles(
             problems.append(
                 quota_problem(
                     unique[breaker],
-                    f"metadata.labels[{keys.PARENT}]",
+                    PARENT_FIELD,
                     (f"parent cycle {loop}; {breaker!r} is placed under the root"),
                 )
             )

@@ -16,7 +16,7 @@ from .config import EngineConfig
 from .engine import QuotaEngine
 from .objects import Node, Pod, Quota
 from .quantities import ResourceList, format_quantity
-from .rules import Operation, review_quota
+from .reviews import Operation, review_quota
 
 Objects = Sequence[Quota | Pod | Node]
 

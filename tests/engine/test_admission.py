@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from eq_engine import EngineConfig, parse_pod, parse_quota
 from eq_engine.catalog import build_catalog
-from eq_engine.rules import gate_exemption
+from eq_engine.gating import gate_exemption
 
 from tests.manifests import load, node, pod, quota, run
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import ast
 import copy
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from eq_engine import rules
+from eq_engine import catalog, checks, reviews
 
 from tests.manifests import P, quota
 from tests.webhook.conftest import cluster_objects, review
@@ -168,7 +169,7 @@ DENIED = [
     (
         "parent built-in",
         create(quota("t", parent=DEFAULT, max=RES)),
-        f"parent '{DEFAULT}' is a built-in group without children",
+        f"parent '{DEFAULT}' is a built-in group that cannot have children",
     ),
     (
         "own parent",
@@ -371,21 +372,35 @@ async def test_valid_quota_operations_are_allowed(webhook, name, body):
 
 
 async def test_the_corpus_denies_by_every_rule_the_engine_has():
-    """Each place where eq_engine/rules.py denies an ElasticQuota is met by a case above: the
-    wording of its message (the longest constant part) is in some case's expected message."""
-    source = Path(rules.__file__).read_text()
+    """Each place where the engine words a denial of an ElasticQuota is met by a case above:
+    the wording of its message (the longest constant part) is in some case's expected message."""
     expected = " | ".join(message for _, _, message in DENIED)
     unmet = []
-    for call in ast.walk(ast.parse(source)):
-        if isinstance(call, ast.Call) and getattr(call.func, "id", None) == "quota_problem":
-            message = call.args[2]
-            parts = message.values if isinstance(message, ast.JoinedStr) else [message]
-            wording = max(
-                (p.value.strip(" :,.(") for p in parts if isinstance(p, ast.Constant)), key=len
-            )
-            if wording not in expected:
-                unmet.append(f"rules.py:{call.lineno} {wording!r}")
+    for where, message in _denial_wordings():
+        parts = message.values if isinstance(message, ast.JoinedStr) else [message]
+        constants = [p.value.strip(" :,.(") for p in parts if isinstance(p, ast.Constant)]
+        wording = max(constants, key=len, default="")  # none: a message worded elsewhere
+        if wording and wording not in expected:
+            unmet.append(f"{where} {wording!r}")
     assert unmet == []
+
+
+def _denial_wordings() -> Iterator[tuple[str, ast.expr]]:
+    """The messages of the checks' and reviews' `quota_problem` calls, and the wordings
+    `Catalog.parent_fault` returns (which the checks pass on whole)."""
+    for module in (checks, reviews):
+        for node in ast.walk(ast.parse(Path(module.__file__).read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "quota_problem":
+                yield f"{module.__name__}:{node.lineno}", node.args[2]
+    source = ast.parse(Path(catalog.__file__).read_text())
+    fault = next(
+        node
+        for node in ast.walk(source)
+        if isinstance(node, ast.FunctionDef) and node.name == "parent_fault"
+    )
+    for node in ast.walk(fault):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.JoinedStr):
+            yield f"{catalog.__name__}:{node.lineno}", node.value
 
 
 @pytest.mark.parametrize(

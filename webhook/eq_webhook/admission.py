@@ -1,6 +1,6 @@
 """One admission: a parsed review in, an AdmissionReview response out.
 
-Glue only: objects are parsed by the engine, judged by `eq_engine.rules`, and the pods a rule
+Glue only: objects are parsed by the engine, judged by `eq_engine.reviews`, and the pods a rule
 needs are fetched through `list_pods` (the API server, at that moment).
 """
 
@@ -12,13 +12,13 @@ from typing import Any
 
 from eq_engine import ObjectError, Pod, Quota, parse_pod, parse_quota
 from eq_engine.catalog import quota_problem
+from eq_engine.gating import gate_exemption
 from eq_engine.keys import ADMISSION_GATE
-from eq_engine.rules import (
+from eq_engine.reviews import (
     BoundPodQuery,
     Operation,
     Verdict,
     bound_pod_query,
-    gate_exemption,
     needs_bound_pods,
     review_pod,
     review_quota,
@@ -122,7 +122,7 @@ def _review_pod(review: Review, state: ClusterState) -> Verdict:
 
 def gate(review: Review, *, state: ClusterState, enabled: bool) -> tuple[dict[str, Any], str]:
     """The response to a pod CREATE sent to the mutating endpoint, and its result for the
-    metrics: the admission gate added (`gated`) unless `rules.gate_exemption` exempts the pod
+    metrics: the admission gate added (`gated`) unless `gating.gate_exemption` exempts the pod
     (`allowed`).
 
     The pod is read as kube-apiserver sends it to mutating admission: often with

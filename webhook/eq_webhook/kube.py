@@ -8,7 +8,7 @@ from typing import Any
 
 import aiohttp
 from eq_engine import ObjectError, Pod, keys, parse_pod
-from eq_engine.rules import BoundPodQuery
+from eq_engine.reviews import BoundPodQuery
 from eq_kit.caching import PODS
 from eq_kit.kube import ApiError, Http
 
