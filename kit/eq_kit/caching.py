@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import aiohttp
 import orjson
 
+from .backoff import Backoff
 from .kube import ApiError, Http
 
 logger = logging.getLogger("eq_kit.caching")
@@ -88,20 +89,10 @@ class WatchEnded(Exception):
     """The stream cannot be resumed from its version: list again (an ERROR event)."""
 
 
-@dataclass
-class Backoff:
-    """client-go's reflector backoff: 0.8 s doubling to 30 s, with jitter; reset on success."""
-
-    initial: float = 0.8
-    cap: float = 30.0
-    _next: float = 0.0
-
-    def reset(self) -> None:
-        self._next = 0.0
-
-    def delay(self) -> float:
-        self._next = min(self.cap, self._next * 2 or self.initial)
-        return min(self.cap, self._next * random.uniform(1.0, 2.0))
+def relisting() -> Backoff:
+    """client-go's reflector backoff: 0.8 s doubling to 30 s, each pause up to twice as long
+    (jitter 1.0); reset by a LIST that succeeds."""
+    return Backoff(0.8, 30.0, jitter=(1.0, 2.0))
 
 
 class Reflector:
@@ -119,7 +110,7 @@ class Reflector:
         self._http, self.kind, self._sink = http, kind, sink
         self._url = kind.url(namespace)
         self._page, self._watch_timeout = page, watch_timeout
-        self._backoff = backoff or Backoff()
+        self._backoff = backoff or relisting()
         self.version: str | None = None
         """The last resourceVersion seen (list, event or bookmark); None: list next."""
         self.keys: set[str] = set()
@@ -141,7 +132,7 @@ class Reflector:
             except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as error:
                 logger.warning("watching %s broke: %r; listing again", self.kind.name, error)
             self.version = None
-            await asyncio.sleep(self._backoff.delay())
+            await self._backoff.sleep()
 
     async def snapshot(self) -> None:
         """One paginated LIST delivered to the sink, for a command that reads the cluster once

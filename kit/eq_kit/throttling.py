@@ -11,10 +11,10 @@ import asyncio
 import collections
 import heapq
 import itertools
-import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from .backoff import Backoff
 
 
 class TokenBucket:
@@ -50,40 +50,21 @@ class TokenBucket:
             await asyncio.sleep(delay)
 
 
-@dataclass(slots=True)
-class Retry:
-    """The backoff of one thing that failed (client-go's per-item rate limiter): `first`
-    seconds, doubling up to `last`, with 10% jitter, or longer when the server said so."""
-
-    first: float
-    last: float
-    failures: int = 0
-    not_before: float = 0.0
-    """The clock's time before which it is not tried again."""
-
-    def failed(self, now: float, retry_after: float = 0.0) -> None:
-        self.failures += 1
-        pause = min(self.last, self.first * 2 ** (self.failures - 1))
-        self.not_before = now + max(retry_after, pause * random.uniform(0.9, 1.1))
-
-    def due(self, now: float) -> bool:
-        return now >= self.not_before
-
-
 class WorkQueue:
     """client-go's rate-limited work queue, for one event loop: a key is pending at most once,
-    either ready (due now, first come first served) or waiting out its backoff; `take` hands it
-    to one worker, and it stays out until that worker puts it back (`again`, `failed`) or is
-    `done` with it. Finding the next key costs the same with 10 keys pending or 100,000."""
+    either ready (due now, first come first served) or waiting out its `Backoff` (`first`
+    seconds doubling to `cap`); `take` hands it to one worker, and it stays out until that
+    worker puts it back (`again`, `failed`) or is `done` with it. Finding the next key costs
+    the same with 10 keys pending or 100,000."""
 
-    def __init__(self, first: float, last: float, clock: Callable[[], float]) -> None:
-        self._first, self._last, self._clock = first, last, clock
-        self.pending: dict[str, Retry] = {}
+    def __init__(self, first: float, cap: float, clock: Callable[[], float]) -> None:
+        self._first, self._cap, self._clock = first, cap, clock
+        self.pending: dict[str, Backoff] = {}
         self._taken: set[str] = set()
         # An ordered set; OrderedDict takes from the front in O(1), where a dict would step
         # over every slot deleted before it.
         self._ready: collections.OrderedDict[str, None] = collections.OrderedDict()
-        self._waiting: list[tuple[float, int, str, Retry]] = []  # a heap, by time
+        self._waiting: list[tuple[float, int, str, Backoff]] = []  # a heap, by time
         self._order = itertools.count()
 
     def __len__(self) -> int:
@@ -94,30 +75,30 @@ class WorkQueue:
         added."""
         if key in self.pending:
             return False
-        self.pending[key] = Retry(self._first, self._last)
+        self.pending[key] = Backoff(self._first, self._cap)
         self._ready[key] = None
         return True
 
     def again(self, key: str) -> int:
         """Due again now, its backoff reset; the failures it had (0 if no longer pending)."""
         self._taken.discard(key)
-        retry = self.pending.get(key)
-        if retry is None:
+        backoff = self.pending.get(key)
+        if backoff is None:
             return 0
-        self.pending[key] = Retry(self._first, self._last)
+        self.pending[key] = Backoff(self._first, self._cap)
         self._ready[key] = None
-        return retry.failures
+        return backoff.failures
 
     def failed(self, key: str, retry_after: float = 0.0) -> int | None:
         """Due after its backoff (or `retry_after`); its failures so far, None if it is no
         longer pending."""
         self._taken.discard(key)
-        retry = self.pending.get(key)
-        if retry is None:
+        backoff = self.pending.get(key)
+        if backoff is None:
             return None
-        retry.failed(self._clock(), retry_after)
-        heapq.heappush(self._waiting, (retry.not_before, next(self._order), key, retry))
-        return retry.failures
+        backoff.failed(self._clock(), retry_after)
+        heapq.heappush(self._waiting, (backoff.not_before, next(self._order), key, backoff))
+        return backoff.failures
 
     def done(self, key: str) -> None:
         self._taken.discard(key)
@@ -140,8 +121,8 @@ class WorkQueue:
         """The next key due now, handed out once; None if none is."""
         now, waiting = self._clock(), self._waiting
         while waiting and waiting[0][0] <= now:
-            _, _, key, retry = heapq.heappop(waiting)
-            if self.pending.get(key) is retry:  # not done or put back since
+            _, _, key, backoff = heapq.heappop(waiting)
+            if self.pending.get(key) is backoff:  # not done or put back since
                 self._ready[key] = None
         if not self._ready:
             return None

@@ -18,13 +18,13 @@ import time
 from collections.abc import Callable
 
 from eq_engine import Pod
-from eq_kit.throttling import Retry
+from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 
 from .events import Recorder
 from .logs import logger
 from .metrics import Metrics
 from .view import ClusterView, Ref
-from .writing import FIRST_RETRY, LAST_RETRY, Writer
+from .writing import Writer
 
 CONCURRENT_LIFTS = 16
 """Gate removals in flight at once: a burst of admissions is not a queue of round trips."""
@@ -45,7 +45,7 @@ class Admitter:
         self._hold, self._clock = hold, clock
         self._told: set[str] = set()  # waiting pods that have their Event already
         self._lifted: dict[str, float] = {}  # admitted pods not bound yet, by when
-        self._failed: dict[str, Retry] = {}  # lifts refused or failed, with their backoff
+        self._failed: dict[str, Backoff] = {}  # lifts refused or failed, with their backoff
 
     def _holding(self) -> set[str]:
         """The admitted pods that still hold budget: not bound, not gone, not held too long."""
@@ -92,7 +92,7 @@ class Admitter:
                     self._metrics.gate_wait.observe(max(0.0, time.time() - pod.created))
                 logger.debug("admitted %s", pod.key, extra={"pod": pod.key})
             else:
-                retry = self._failed.setdefault(pod.key, Retry(FIRST_RETRY, LAST_RETRY))
+                retry = self._failed.setdefault(pod.key, Backoff(FIRST_RETRY, LAST_RETRY))
                 retry.failed(self._clock())
 
         await asyncio.gather(*map(lift, pods))

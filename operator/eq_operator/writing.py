@@ -34,17 +34,16 @@ from typing import Any
 import aiohttp
 import orjson
 from eq_engine import Pod, keys
+from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 from eq_kit.caching import PODS, QUOTAS
 from eq_kit.kube import ApiError, Http
-from eq_kit.throttling import Retry, TokenBucket, WorkQueue
+from eq_kit.throttling import TokenBucket, WorkQueue
 
 from .logs import logger
 from .metrics import Metrics
 from .view import OWNED_ANNOTATIONS, ClusterView, QuotaFields
 
 MERGE = "application/merge-patch+json"
-FIRST_RETRY, LAST_RETRY = 0.25, 5.0
-"""Seconds before a failed write is tried again: the first pause, doubling up to the last."""
 TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError)
 
 
@@ -360,8 +359,8 @@ def _report_failure(run: asyncio.Task[None]) -> None:
         logger.error("the writers failed", exc_info=run.exception())
 
 
-def _retry() -> Retry:
-    return Retry(FIRST_RETRY, LAST_RETRY)
+def _retry() -> Backoff:
+    return Backoff(FIRST_RETRY, LAST_RETRY)
 
 
 def _loads(text: str | None) -> Any:

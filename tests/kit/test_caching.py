@@ -9,7 +9,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from eq_kit.caching import NODES, PODS, Backoff, Caches, Reflector, reflectors
+from eq_kit.backoff import Backoff
+from eq_kit.caching import NODES, PODS, Caches, Reflector, reflectors
 
 from tests.apiserver import ApiServer
 from tests.kit.conftest import Recorder
@@ -18,7 +19,7 @@ from tests.operator.conftest import eventually
 
 
 def fast() -> Backoff:
-    return Backoff(initial=0.01, cap=0.05)
+    return Backoff(0.01, 0.05)
 
 
 @contextlib.asynccontextmanager

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from eq_engine import keys
-from eq_operator.writing import LAST_RETRY
+from eq_kit.backoff import LAST_RETRY
 
 from tests.apiserver import ApiServer, Config
 from tests.kube import Client
