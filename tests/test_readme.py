@@ -1,5 +1,7 @@
-"""The README's commands that can run here: the set-up and test commands are the ones CI runs,
-and the run command does what the README says on the examples."""
+"""The README's and the manuals' commands that can run here: the set-up and test commands are the
+ones CI runs, the run command does what the README says on the examples, and every relative link
+in the README, the manuals (docs/) and the contributor pages leads to a file and heading that
+exist."""
 
 from __future__ import annotations
 
@@ -8,24 +10,43 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-README = (REPO / "README.md").read_text()
+README = "README.md"
+PAGES = sorted(
+    [REPO / "README.md", REPO / "CONTRIBUTING.md", REPO / "CHANGELOG.md", *REPO.glob("docs/*.md")]
+)
+FENCE = re.compile(r"^ *```.*?^ *```", re.DOTALL | re.MULTILINE)
 
 
-def block_after(heading: str) -> list[str]:
-    """The bash blocks of the README section under `heading`, in order."""
-    section = README.split(heading, 1)[1].split("\n## ", 1)[0]
-    return [b.strip() for b in re.findall(r"```bash\n(.*?)```", section, re.DOTALL)]
+def section(page: str, heading: str) -> str:
+    """The text of `page` (a path from the repository's root) under `heading`, up to the next
+    heading of level 2."""
+    return (REPO / page).read_text().split(heading + "\n", 1)[1].split("\n## ", 1)[0]
+
+
+def blocks(page: str, heading: str) -> list[str]:
+    """The bash blocks of `page`'s section under `heading`, in order."""
+    return [b.strip() for b in re.findall(r"```bash\n(.*?)```", section(page, heading), re.DOTALL)]
+
+
+def ci_commands() -> list[str]:
+    """What .ci/run runs, after its shell set-up: the set-up, the checks and the tests."""
+    lines = (REPO / ".ci" / "run").read_text().strip().splitlines()
+    return [line for line in lines if not line.startswith(("#", "set ", "cd "))]
 
 
 def test_ci_runs_the_readme_set_up_checks_and_test_commands():
-    set_up, _, test = block_after("## Try it here, without a cluster")
-    checks = block_after("## Development")[0].splitlines()
-    ci = (REPO / ".ci" / "run").read_text().strip().splitlines()
-    assert ci[-len(checks) - 2 :] == [set_up, *checks, test]
+    set_up, _, test = blocks(README, "## Try it here, without a cluster")
+    checks = blocks("docs/development.md", "## Checks")[0].splitlines()
+    assert ci_commands() == [set_up, *checks, test]
+
+
+def test_contributing_lists_what_ci_runs_in_its_order():
+    (commands,) = blocks("CONTRIBUTING.md", "## The checks CI makes")
+    assert commands.splitlines() == ci_commands()
 
 
 def test_the_readme_run_command_simulates_the_example_organisation():
-    _, run, _ = block_after("## Try it here, without a cluster")
+    _, run, _ = blocks(README, "## Try it here, without a cluster")
     executable, *args = run.split()
     done = subprocess.run([str(REPO / executable), *args], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
@@ -35,10 +56,12 @@ def test_the_readme_run_command_simulates_the_example_organisation():
 
 
 def test_the_quick_start_applies_files_that_exist_and_names_the_chart():
-    commands = "\n".join(block_after("## Quick start in a cluster"))
+    quick_start = blocks(README, "## Quick start in a cluster")
+    plain = blocks("docs/settings.md", "## Upgrade, uninstall, plain manifests")
+    commands = "\n".join(quick_start + plain)
     for path in re.findall(r"(?:-f|sed '[^']*') (\S+)", commands):
         assert path == "-" or (REPO / path).exists(), path
-    assert "helm install elastic-quota manifests/elastic-quota" in commands
+    assert "helm install elastic-quota manifests/elastic-quota" in "\n".join(quick_start)
     labelled = "-l quota.scheduling.koordinator.sh/capacity=over-quota"
     assert labelled in commands
 
@@ -46,6 +69,33 @@ def test_the_quick_start_applies_files_that_exist_and_names_the_chart():
 def test_every_symbol_the_table_and_the_tree_print_is_explained():
     from eq_cli.output import SYMBOLS
 
-    simulate = README.split("## `elastic-quota simulate`", 1)[1].split("\n## ", 1)[0]
+    simulate = (REPO / "docs" / "simulate.md").read_text()
     explained = re.findall(r"^\| `(.)`", simulate, re.MULTILINE)
     assert sorted(explained) == sorted(SYMBOLS)
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives `page`'s headings: lower case, punctuation but `-` and `_`
+    dropped, spaces as `-`, and `-1`, `-2`... after a repeated one."""
+    found: set[str] = set()
+    for heading in re.findall(r"^#{1,6} (.+)$", FENCE.sub("", page.read_text()), re.MULTILINE):
+        anchor = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        repeated = 0
+        while (anchor if not repeated else f"{anchor}-{repeated}") in found:
+            repeated += 1
+        found.add(anchor if not repeated else f"{anchor}-{repeated}")
+    return found
+
+
+def test_every_relative_link_leads_to_a_file_and_heading_that_exist():
+    broken = []
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)\s]+)\)", FENCE.sub("", page.read_text())):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            path, _, anchor = target.partition("#")
+            linked = (page.parent / path).resolve() if path else page
+            if not linked.exists() or (anchor and anchor not in anchors(linked)):
+                broken.append(f"{page.relative_to(REPO)}: {target}")
+    assert not broken
+    assert {p.name for p in PAGES} >= {"README.md", "operator.md", "simulate.md"}
