@@ -25,11 +25,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import aiohttp
 import orjson
 
 from .backoff import Backoff
-from .kube import ApiError, Http
+from .kube import TRANSPORT_ERRORS, ApiError, Http
 
 logger = logging.getLogger("eq_kit.caching")
 
@@ -129,7 +128,7 @@ class Reflector:
                 logger.info("watching %s: %s; listing again", self.kind.name, error)
             except ApiError as error:
                 logger.warning("%s %s: %s; listing again", self.kind.name, self._url, error)
-            except (aiohttp.ClientError, TimeoutError, orjson.JSONDecodeError) as error:
+            except (*TRANSPORT_ERRORS, orjson.JSONDecodeError) as error:
                 logger.warning("watching %s broke: %r; listing again", self.kind.name, error)
             self.version = None
             await self._backoff.sleep()

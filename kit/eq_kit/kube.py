@@ -22,6 +22,8 @@ WRITE_TIMEOUT = 30.0
 """Seconds one write may take end to end: a hung request must not hold the operator's loop."""
 WATCH_SLACK = 30.0
 """Seconds of silence beyond the watch's own timeout after which the connection is dead."""
+MERGE = "application/merge-patch+json"
+"""The content type of a JSON merge patch (RFC 7386): what it holds is set, a `null` removes."""
 
 _SESSIONS: weakref.WeakKeyDictionary[client.ApiClient, aiohttp.ClientSession] = (
     weakref.WeakKeyDictionary()
@@ -36,6 +38,13 @@ class ApiError(Exception):
         self.status, self.message = status, message
         self.retry_after = retry_after
         """Seconds the server asked the client to wait (`Retry-After`); 0: not said."""
+
+
+TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError)
+"""What a request raises when the API server was not reached or did not answer in time: a
+refused, reset or broken connection (aiohttp's `ClientConnectionError`,
+`ServerDisconnectedError`, ...), a body cut short, a timeout (asyncio's is this `TimeoutError`).
+An error answer is an `ApiError` instead."""
 
 
 class Http:
@@ -136,7 +145,7 @@ class Http:
         params: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """A write (POST, PUT, PATCH, DELETE) of a JSON body; the answer's JSON. An error
-        status raises `ApiError`; a broken connection, aiohttp's errors or `TimeoutError`."""
+        status raises `ApiError`; no answer, one of `TRANSPORT_ERRORS`."""
         timeout = aiohttp.ClientTimeout(total=WRITE_TIMEOUT)
         response = await self._call(method, path, params or {}, timeout, body, content_type)
         async with response:

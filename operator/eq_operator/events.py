@@ -22,12 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from eq_kit.kube import ApiError, Http
+from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http
 from eq_kit.throttling import TokenBucket
 
 from .logs import logger
 from .view import Ref
-from .writing import MERGE, TRANSPORT_ERRORS
 
 COMPONENT = "elastic-quota-operator"
 REFRESH = 30.0

@@ -21,10 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from eq_kit.kube import ApiError, Http
+from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http
 
 from .logs import logger
-from .writing import MERGE, TRANSPORT_ERRORS
 
 
 def _stamp() -> str:

@@ -29,7 +29,7 @@ from enum import StrEnum
 from eq_engine import ResourceList, format_resource_list
 from eq_engine.reclaim import GroupReclaim, Victim
 from eq_kit.backoff import Backoff as Retry
-from eq_kit.kube import ApiError, Http
+from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http
 from eq_kit.throttling import TokenBucket
 
 from .events import Recorder
@@ -37,7 +37,6 @@ from .logs import logger
 from .metrics import Metrics
 from .settings import ReclaimSettings
 from .view import ClusterView, Ref
-from .writing import TRANSPORT_ERRORS
 
 
 class Outcome(StrEnum):

@@ -31,20 +31,16 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-import aiohttp
 import orjson
 from eq_engine import Pod, keys
 from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 from eq_kit.caching import PODS, QUOTAS
-from eq_kit.kube import ApiError, Http
+from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http
 from eq_kit.throttling import TokenBucket, WorkQueue
 
 from .logs import logger
 from .metrics import Metrics
 from .view import OWNED_ANNOTATIONS, ClusterView, QuotaFields
-
-MERGE = "application/merge-patch+json"
-TRANSPORT_ERRORS = (aiohttp.ClientError, TimeoutError)
 
 
 class Gone(Exception):

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import aiohttp
 from eq_engine import ObjectError, Pod, keys, parse_pod
 from eq_engine.reviews import BoundPodQuery
 from eq_kit.caching import PODS
-from eq_kit.kube import ApiError, Http
+from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http
 
 from .admission import PodLister, PodListing, PodLookupError
 
@@ -50,7 +49,7 @@ def pod_lister(http: Http) -> PodLister:
                         break
         except ApiError as error:
             raise PodLookupError(f"the API server answered {error}") from None
-        except (TimeoutError, aiohttp.ClientError) as error:
+        except TRANSPORT_ERRORS as error:
             raise PodLookupError(repr(error)) from None
         return PodListing(list(pods.values()), complete=True)
 
