@@ -1,4 +1,9 @@
-"""How the operator runs; `elastic-quota operator --help` documents each flag."""
+"""How the operator runs.
+
+Each field is a flag of `elastic-quota operator` (and an `ELASTIC_QUOTA_*` variable): the CLI
+takes the flag's default from the field and its help from the first paragraph of the field's
+docstring; later paragraphs give the reason for the default.
+"""
 
 from __future__ import annotations
 
@@ -10,13 +15,20 @@ from eq_engine import EngineConfig
 @dataclass(frozen=True, kw_only=True)
 class ReclaimSettings:
     enabled: bool = True
+    """Evict borrowed pods when a group's used stays above its runtime."""
     interval: float = 1.0
-    """Seconds between two looks at every group's used and runtime (Koordinator: 1 s)."""
+    """Seconds between two looks at every group's used and runtime.
+
+    Koordinator's default."""
     delay: float = 120.0
-    """Seconds a group's used must stay above its runtime before a round of evictions
-    (Koordinator: 120 s): a short burst is not worth an eviction. A round starts a new window."""
+    """Seconds a group's used must stay above its runtime before a round of evictions; each
+    round starts a new window, so a group loses at most `max_evictions` pods per delay.
+
+    Koordinator's default: a short burst is not worth an eviction."""
     max_evictions: int = 5
-    """Pods evicted per group per round at most, so one round cannot empty a group."""
+    """Pods evicted per group per round (one round per `delay`) at most.
+
+    Small, so that one round cannot empty a group."""
     dry_run: bool = False
     """Only report (Events, logs, metrics) what would be evicted."""
 
@@ -28,7 +40,8 @@ class OperatorSettings:
     namespaces: tuple[str, ...] = ()
     """Namespaces whose pods and ElasticQuotas are watched; empty: all of them."""
     admission_hold: float = 60.0
-    """Seconds a pod whose gate was lifted holds its group's budget while it is not bound."""
+    """Seconds a pod whose gate was lifted holds its group's budget while the scheduler has not
+    bound it; then it counts only once bound."""
     batch_interval: float = 0.5
     """Seconds between recomputes: a burst of events costs one recompute, not one each."""
     probe_port: int = 8080
@@ -36,13 +49,17 @@ class OperatorSettings:
     lease_name: str = "elastic-quota-operator"
     """The Lease, in the built-in groups' namespace, that elects the one replica that writes."""
     lease_duration: float = 15.0
-    """Seconds a stand-by waits after it last saw the Lease change before it takes over
-    (client-go's LeaseDuration); renewals every 2/15 of it, given up after 2/3 without one."""
+    """Seconds a stand-by waits after it last saw the Lease change before it takes over; the
+    leader renews every 2/15 of it and gives up after 2/3 without renewal.
+
+    client-go's LeaseDuration."""
     identity: str = ""
     """This replica's name in the Lease (the pod name); generated if empty."""
     api_qps: float = 50.0
-    """Writes per second to the API server (patches, evictions, Events) after a burst; 0: no
-    limit. kube-scheduler's default: like the scheduler's bindings, the operator's label
+    """Writes per second to the API server (patches, evictions, Events) after a burst, paced by
+    a client-side token bucket as client-go's; 0: no limit.
+
+    kube-scheduler's default: like the scheduler's bindings, the operator's label
     writes grow with the number of pods (client-go's own default, 5, would take 4 hours to
     label 75,000 running pods on a first install; kube-controller-manager's 20, an hour).
     API Priority and Fairness still protects the server. Reads (LIST, WATCH) are a few long
@@ -51,5 +68,7 @@ class OperatorSettings:
     api_burst: int = 100
     """Writes that may go at once before `api_qps` paces them (kube-scheduler's default)."""
     write_workers: int = 16
-    """Writes in flight at once: a round trip is mostly waiting, so a few overlap well. A
-    quarter take ElasticQuota writes first, the rest pod labels first."""
+    """Writes in flight at once; a quarter take ElasticQuota writes first, the rest pod labels
+    first.
+
+    A round trip is mostly waiting, so a few overlap well."""

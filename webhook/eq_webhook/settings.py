@@ -1,4 +1,9 @@
-"""How the webhook process runs; `elastic-quota webhook --help` documents each flag."""
+"""How the webhook process runs.
+
+Each field is a flag of `elastic-quota webhook` (and an `ELASTIC_QUOTA_*` variable): the CLI
+takes the flag's default from the field and its help from the first paragraph of the field's
+docstring.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ class WebhookSettings:
     key_file: str
     """PEM private key of the certificate."""
     address: str = "0.0.0.0"
+    """Address the HTTPS and the probe ports listen on."""
     port: int = 9443
     """HTTPS port of the admission endpoints (the Service's targetPort)."""
     probe_port: int = 8080
@@ -21,5 +27,6 @@ class WebhookSettings:
     cert_check_interval: float = 10.0
     """Seconds between checks of the certificate files for a rotation."""
     gate_pods: bool = True
-    """Add the admission gate to new pods of limited groups (`/mutate/pods`)."""
+    """Add the admission gate to new pods of limited groups at /mutate/pods (false: that
+    endpoint lets every pod through unchanged)."""
     engine: EngineConfig = field(default_factory=EngineConfig)
