@@ -10,6 +10,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from importlib import metadata
 from typing import Any
 
+from eq_operator.settings import OperatorSettings, ReclaimSettings
+from eq_webhook.settings import WebhookSettings
+
 from . import flags, logs
 from .explaining import explain, render_explanation, render_what_if
 from .loading import LoadError, load
@@ -53,12 +56,6 @@ def parser() -> argparse.ArgumentParser:
         help="the cluster's total; default: the sum of the Nodes' status.allocatable",
     )
     sim.add_argument(
-        "--no-min-scaling",
-        dest="min_scaling",
-        action="store_false",
-        help="keep every min as written even when the parent's total cannot cover them",
-    )
-    sim.add_argument(
         "-o", "--output", choices=sorted(RENDERERS), default="table", help="default: table"
     )
     why = sim.add_mutually_exclusive_group()
@@ -93,151 +90,31 @@ def _operator_parser(commands: Any) -> None:
         ),
     )
     run = op.add_argument_group("running")
-    flags.add(
-        run,
-        "--watch-namespaces",
-        default="",
-        help="comma-separated namespaces to watch; empty: all of them",
-        type=flags.names,
-    )
-    flags.add(
-        run,
-        "--batch-interval",
-        default=0.5,
-        type=float,
-        help="seconds between recomputes (a burst of events costs one)",
-    )
-    flags.add(
-        run,
-        "--probe-port",
-        default=8080,
-        type=int,
-        help="HTTP port of /healthz, /readyz and /metrics",
-    )
-    flags.add(
-        run,
-        "--lease-name",
-        default="elastic-quota-operator",
-        help="the Lease, in the built-in groups' namespace, that elects the writer",
-    )
-    flags.add(
-        run,
-        "--lease-duration",
-        default=15.0,
-        type=float,
-        help="seconds a stand-by waits after it last saw the Lease change before it takes "
-        "over; the leader renews every 2/15 of it and gives up after 2/3 without renewal",
-    )
-    flags.add(run, "--identity", default="", help="this replica's name in the Lease (the pod's)")
-    flags.add(
-        run,
-        "--api-qps",
-        default=50.0,
-        type=float,
-        help="writes per second to the API server after a burst (client-side token bucket, as "
-        "client-go's); 0: no limit",
-    )
-    flags.add(
-        run,
-        "--api-burst",
-        default=100,
-        type=int,
-        help="writes that may go at once before --api-qps paces them",
-    )
-    flags.add(
-        run,
-        "--write-workers",
-        default=16,
-        type=int,
-        help="writes in flight at once (a quarter take ElasticQuota writes first, the rest "
-        "pod labels first)",
-    )
+    flags.add_fields(run, OperatorSettings, renamed={"namespaces": "watch-namespaces"})
     flags.add_kubeconfig_argument(run)
     flags.add_log_arguments(run)
-    flags.add(
-        run,
-        "--admission-hold",
-        default=60.0,
-        type=float,
-        help="seconds a pod admitted through the gate holds its group's budget while the "
-        "scheduler has not bound it; then it counts only once bound",
-    )
     reclaim = op.add_argument_group("reclaim")
-    flags.add(
-        reclaim,
-        "--reclaim",
-        default=True,
-        type=flags.boolean,
-        help="evict borrowed pods when a group's used stays above its runtime",
-    )
-    flags.add(
-        reclaim,
-        "--reclaim-interval",
-        default=1.0,
-        type=float,
-        help="seconds between looks at every group",
-    )
-    flags.add(
-        reclaim,
-        "--reclaim-delay",
-        default=120.0,
-        type=float,
-        help="seconds a group must stay above its runtime before a round of evictions; each "
-        "round starts a new window, so a group loses at most --max-evictions pods per delay",
-    )
-    flags.add(
-        reclaim,
-        "--max-evictions",
-        default=5,
-        type=int,
-        help="pods evicted per group per round (one round per --reclaim-delay) at most",
-    )
-    flags.add(
-        reclaim,
-        "--dry-run",
-        default=False,
-        type=flags.boolean,
-        help="only report (Events, logs, metrics) what would be evicted",
-    )
+    renamed = {"enabled": "reclaim", "interval": "reclaim-interval", "delay": "reclaim-delay"}
+    flags.add_fields(reclaim, ReclaimSettings, renamed=renamed)
     flags.add_engine_arguments(op)
-    groups = op.add_argument_group("algorithm")
-    flags.add(
-        groups,
-        "--min-scaling",
-        default=True,
-        type=flags.boolean,
-        help="scale children's mins down when their parent's total cannot cover them",
+
+
+def operator_settings(args: argparse.Namespace) -> OperatorSettings:
+    return flags.read(
+        OperatorSettings,
+        args,
+        engine=flags.engine_config(args),
+        reclaim=flags.read(ReclaimSettings, args),
     )
 
 
 def _operator(args: argparse.Namespace) -> int:
     from eq_operator.main import serve  # imported here: simulate needs no server libraries
-    from eq_operator.settings import OperatorSettings, ReclaimSettings
 
     logs.configure(args.log_level, args.log_format)
     if args.kubeconfig:  # Kopf logs in by itself and reads this variable
         os.environ["KUBECONFIG"] = args.kubeconfig
-    settings = OperatorSettings(
-        engine=flags.engine_config(args, min_scaling=args.min_scaling),
-        reclaim=ReclaimSettings(
-            enabled=args.reclaim,
-            interval=args.reclaim_interval,
-            delay=args.reclaim_delay,
-            max_evictions=args.max_evictions,
-            dry_run=args.dry_run,
-        ),
-        namespaces=tuple(sorted(args.watch_namespaces)),
-        admission_hold=args.admission_hold,
-        batch_interval=args.batch_interval,
-        probe_port=args.probe_port,
-        lease_name=args.lease_name,
-        lease_duration=args.lease_duration,
-        identity=args.identity,
-        api_qps=args.api_qps,
-        api_burst=args.api_burst,
-        write_workers=args.write_workers,
-    )
-
+    settings = operator_settings(args)
     asyncio.run(_with_api(args.kubeconfig, "operator", lambda api: serve(settings, api)))
     return 0
 
@@ -254,62 +131,25 @@ def _webhook_parser(commands: Any) -> None:
         ),
     )
     server = hook.add_argument_group("server")
-    flags.add(
-        server,
-        "--cert-file",
-        default=None,
-        required=False,
-        help="PEM serving certificate, re-read when it changes",
-    )
-    flags.add(server, "--key-file", default=None, help="PEM private key of the certificate")
-    flags.add(server, "--address", default="0.0.0.0", help="address to listen on")
-    flags.add(server, "--port", default=9443, type=int, help="HTTPS port of the admissions")
-    flags.add(
-        server,
-        "--probe-port",
-        default=8080,
-        type=int,
-        help="HTTP port of /healthz, /readyz and /metrics",
-    )
-    flags.add(
-        server,
-        "--cert-check-interval",
-        default=10.0,
-        type=float,
-        help="seconds between checks of the certificate files",
-    )
-    flags.add(
-        server,
-        "--gate-pods",
-        default=True,
-        type=flags.boolean,
-        help="add the admission gate to new pods of limited groups at /mutate/pods (false: "
-        "that endpoint lets every pod through unchanged)",
-    )
+    flags.add_fields(server, WebhookSettings)
     flags.add_kubeconfig_argument(server)
     flags.add_log_arguments(server)
-    flags.add_engine_arguments(hook)
+    flags.add_engine_arguments(hook, algorithm=False)  # it computes no runtime
+
+
+def webhook_settings(args: argparse.Namespace) -> WebhookSettings:
+    given = flags.values(WebhookSettings, args)
+    if not given.get("cert_file") or not given.get("key_file"):
+        parser().error("webhook: --cert-file and --key-file are required (TLS is mandatory)")
+    return WebhookSettings(**given, engine=flags.engine_config(args))
 
 
 def _webhook(args: argparse.Namespace) -> int:
-    if not args.cert_file or not args.key_file:
-        parser().error("webhook: --cert-file and --key-file are required (TLS is mandatory)")
-    certificate(args.cert_file, args.key_file)
+    settings = webhook_settings(args)
+    certificate(settings.cert_file, settings.key_file)
     from eq_webhook.main import serve  # imported here: simulate needs no server libraries
-    from eq_webhook.settings import WebhookSettings
 
     logs.configure(args.log_level, args.log_format)
-    settings = WebhookSettings(
-        cert_file=args.cert_file,
-        key_file=args.key_file,
-        address=args.address,
-        port=args.port,
-        probe_port=args.probe_port,
-        cert_check_interval=args.cert_check_interval,
-        gate_pods=args.gate_pods,
-        engine=flags.engine_config(args),
-    )
-
     asyncio.run(_with_api(args.kubeconfig, "webhook", lambda api: serve(settings, api)))
     return 0
 
@@ -355,7 +195,7 @@ def _simulate(args: argparse.Namespace) -> int:
             "(e.g. cpu=100,memory=512Gi) or include the Nodes",
             file=sys.stderr,
         )
-    config = flags.engine_config(args, min_scaling=args.min_scaling)
+    config = flags.engine_config(args)
     if args.what_if:
         try:
             changes = load(args.what_if)

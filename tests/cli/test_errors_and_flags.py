@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from eq_cli.main import parser
+from eq_cli.main import operator_settings, parser
 
 from tests.cli.running import cli
 from tests.manifests import pod, quota
@@ -102,12 +102,14 @@ def test_version():
         (["--dry-run", "false"], {}, False),
         ([], {"ELASTIC_QUOTA_DRY_RUN": "true"}, True),
         (["--dry-run=false"], {"ELASTIC_QUOTA_DRY_RUN": "true"}, False),
+        (["--no-dry-run"], {"ELASTIC_QUOTA_DRY_RUN": "true"}, False),
     ],
 )
 def test_boolean_flags_take_a_value_or_none(monkeypatch, args, env, expected):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert parser().parse_args(["operator", *args]).dry_run is expected
+    settings = operator_settings(parser().parse_args(["operator", *args]))
+    assert settings.reclaim.dry_run is expected
 
 
 def test_help_says_the_webhook_mutates_and_the_operator_lifts_gates():
