@@ -1,7 +1,7 @@
 """One list-then-watch cache per kind, as client-go's reflector keeps one, for both edges.
 
 A `Reflector` follows one collection (a kind, cluster-wide or in one namespace): a paginated
-LIST (`limit`/`continue`), then a WATCH from the list's resourceVersion with bookmarks, read as
+LIST (`kube.pages`), then a WATCH from the list's resourceVersion with bookmarks, read as
 raw JSON lines (orjson; no kubernetes-asyncio models, the slowest part of that client). A clean
 end of the stream resumes the watch from the last version seen. A 410, any ERROR event, an HTTP
 error or a broken connection leads, after an exponential backoff, to a new LIST that *replaces*
@@ -28,13 +28,11 @@ from typing import Any, Protocol
 import orjson
 
 from .backoff import Backoff
-from .kube import TRANSPORT_ERRORS, ApiError, Http
+from .kube import PAGE, TRANSPORT_ERRORS, ApiError, Http, pages
 
 logger = logging.getLogger("eq_kit.caching")
 
 RawObject = Mapping[str, Any]
-PAGE = 500
-"""Objects per LIST page: client-go's pager and kubectl use 500."""
 
 
 @dataclass(frozen=True)
@@ -141,25 +139,10 @@ class Reflector:
     async def _list(self) -> None:
         """Apply a full, paginated LIST; then forget what it lacks."""
         seen: set[str] = set()
-        token, version = "", None
-        while True:
-            params = {"limit": str(self._page)} if self._page else {}
-            if token:
-                params["continue"] = token
-            try:
-                page = await self._http.get_json(self._url, params)
-            except ApiError as error:
-                if error.status != 410 or not token:
-                    raise
-                # The snapshot expired mid-way: one full list, as client-go's pager does.
-                logger.info("listing %s: continue token expired; one full list", self.kind.name)
-                token, page = "", await self._http.get_json(self._url, {})
+        version = None
+        async for page in pages(self._http, self._url, limit=self._page):
             version = version or page["metadata"]["resourceVersion"]
             self._deliver(page.get("items") or (), seen)
-            token = (page.get("metadata") or {}).get("continue") or ""
-            if not token:
-                break
-            await asyncio.sleep(0)  # let the probes and the operator's loop run between pages
         for key in self.keys - seen:
             self._sink.delete(key)
         self.keys, self.version = seen, version

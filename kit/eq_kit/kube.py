@@ -1,21 +1,31 @@
 """Reading and writing the Kubernetes API raw: through kubernetes-asyncio's connection (its TLS,
 login and User-Agent), without its models, decoded with orjson. A model for every answer is the
-slowest part of that client, and one odd field (a pod status without `imageID`) fails it."""
+slowest part of that client, and one odd field (a pod status without `imageID`) fails it.
+
+`Http` sends the requests and `pages` reads a LIST a page at a time. A request that fails
+raises an `ApiError` (the server answered with an error) or one of `TRANSPORT_ERRORS` (it did
+not answer)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 import time
 import urllib.parse
 import urllib.request
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from typing import Any
 
 import aiohttp
 import orjson
 from kubernetes_asyncio import client
 
+logger = logging.getLogger("eq_kit.kube")
+
+PAGE = 500
+"""Objects per LIST page: client-go's pager and kubectl use 500."""
 LIST_TIMEOUT = 120.0
 """Seconds one LIST page may take end to end."""
 WRITE_TIMEOUT = 30.0
@@ -168,6 +178,36 @@ class Http:
         response = await self._get(path, params, aiohttp.ClientTimeout(sock_read=silence))
         async with response:
             yield response
+
+
+async def pages(
+    http: Http, path: str, params: Mapping[str, str] | None = None, *, limit: int = PAGE
+) -> AsyncGenerator[dict[str, Any], None]:
+    """The pages of a LIST, `limit` objects each (0: all in one page), as client-go's pager
+    reads them: each asks for the `continue` token of the one before. When a token expired
+    mid-way (410), one full list follows, which may hold objects of the pages before again.
+    The event loop runs between pages.
+
+    A caller that stops early closes it (`contextlib.aclosing`), so that it ends at once
+    rather than when collected."""
+    query = dict(params or {})
+    if limit:
+        query["limit"] = str(limit)
+    token = ""
+    while True:
+        try:
+            page = await http.get_json(path, {**query, "continue": token} if token else query)
+        except ApiError as error:
+            if error.status != 410 or not token:
+                raise
+            logger.info("listing %s: continue token expired; one full list", path)
+            yield await http.get_json(path, params or {})
+            return
+        yield page
+        token = (page.get("metadata") or {}).get("continue") or ""
+        if not token:
+            return
+        await asyncio.sleep(0)  # let the probes and the operator's loop run between pages
 
 
 def _message(body: bytes) -> str:

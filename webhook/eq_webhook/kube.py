@@ -3,24 +3,23 @@ from the kit's caches)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from eq_engine import ObjectError, Pod, keys, parse_pod
 from eq_engine.reviews import BoundPodQuery
 from eq_kit.caching import PODS
-from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http
+from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http, pages
 
 from .admission import PodLister, PodListing, PodLookupError
-
-PAGE = "500"
-"""Pods per LIST page: a namespace of thousands must not be one response inside the timeout."""
 
 
 def pod_lister(http: Http) -> PodLister:
     async def list_pods(query: BoundPodQuery) -> PodListing:
         """Pods labelled with the group's name (either spelling), and the namespaces' pods, a
-        page at a time, until `query.enough` of them count (are not finished): a denial names
+        page at a time (500 pods: a namespace of thousands must not be one response inside
+        the timeout), until `query.enough` of them count (are not finished): a denial names
         only a few, and the timeout is a few seconds.
 
         The rules decide which of them are bound; a label selector the server ignores only
@@ -34,19 +33,14 @@ def pod_lister(http: Http) -> PodLister:
         counting: set[str] = set()  # the unfinished ones, by key: a pod may be in two listings
         try:
             for url, selector in listings:
-                token = ""
-                while True:
-                    more = {"continue": token} if token else {}
-                    page = await http.get_json(url, {**selector, "limit": PAGE, **more})
-                    for key, pod in _readable(page.get("items") or []):
-                        pods[key] = pod
-                        if not pod.terminal:
-                            counting.add(key)
-                    if len(counting) >= query.enough:
-                        return PodListing(list(pods.values()), complete=False)
-                    token = (page.get("metadata") or {}).get("continue") or ""
-                    if not token:
-                        break
+                async with contextlib.aclosing(pages(http, url, selector)) as listing:
+                    async for page in listing:
+                        for key, pod in _readable(page.get("items") or []):
+                            pods[key] = pod
+                            if not pod.terminal:
+                                counting.add(key)
+                        if len(counting) >= query.enough:
+                            return PodListing(list(pods.values()), complete=False)
         except ApiError as error:
             raise PodLookupError(f"the API server answered {error}") from None
         except TRANSPORT_ERRORS as error:
