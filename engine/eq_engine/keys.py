@@ -25,6 +25,7 @@ RUNTIME: Final = PREFIX + "runtime"
 REQUEST: Final = PREFIX + "request"
 USED: Final = PREFIX + "used"
 WAITING: Final = PREFIX + "waiting-pods"  # pods held by the admission gate; absent: none
+LAST_RECLAIM: Final = PREFIX + "last-reclaim"  # when the group's last reclaim round began
 
 # Pod labels.
 POD_QUOTA: Final = PREFIX + "name"  # Koordinator's spelling

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
 import logging
 import time
 import urllib.parse
@@ -234,3 +235,8 @@ def _environment_proxy(host: str) -> str | None:
     if urllib.request.proxy_bypass(url.hostname or ""):
         return None
     return urllib.request.getproxies().get(url.scheme)
+
+
+def micro_time() -> str:
+    """Now as the API's MicroTime (a Lease's renewTime, an Event's eventTime)."""
+    return datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

@@ -1,16 +1,25 @@
-"""The root, system and default groups exist as ElasticQuota objects: created if missing,
-never deleted, never changed once there."""
+"""The root, system and default groups exist as ElasticQuota objects: created by the leader when
+its cache lacks them, never deleted, never changed once there.
+
+Creating them is not part of start-up: a replica that starts while the API server is away
+serves its probes and follows the Lease at once, and the leader creates what is missing as
+soon as its caches are listed, trying again after a short backoff if the API refuses.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from eq_engine import EngineConfig, format_resource_list, keys
+from eq_kit.backoff import Backoff
 from eq_kit.caching import QUOTAS
-from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
+from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http
+from eq_kit.throttling import TokenBucket
 
 from .logs import logger
+from .view import ClusterView
 
 
 def builtin_objects(config: EngineConfig) -> list[dict[str, Any]]:
@@ -34,15 +43,59 @@ def builtin_objects(config: EngineConfig) -> list[dict[str, Any]]:
     ]
 
 
-async def ensure_builtins(api: client.ApiClient, config: EngineConfig) -> None:
-    custom = client.CustomObjectsApi(api)
-    for body in builtin_objects(config):
-        name = body["metadata"]["name"]
-        try:
-            await custom.create_namespaced_custom_object(
-                QUOTAS.group, QUOTAS.version, config.namespace, QUOTAS.plural, body
-            )
-            logger.info("created the built-in group %s/%s", config.namespace, name)
-        except ApiException as error:
-            if error.status != 409:  # 409: it exists already, as it should
-                raise
+class Builtins:
+    def __init__(
+        self,
+        http: Http,
+        limiter: TokenBucket,
+        view: ClusterView,
+        config: EngineConfig,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._http, self._limiter, self._view, self._clock = http, limiter, view, clock
+        self._objects = builtin_objects(config)
+        self._namespace = config.namespace
+        self._retry = Backoff(first=1.0, cap=5.0)  # a reflector's pace, capped low: readiness waits
+
+    def missing(self) -> list[str]:
+        """The built-in groups the cache does not hold (in their namespace)."""
+        refs = self._view.quota_refs
+        names = (body["metadata"]["name"] for body in self._objects)
+        return [
+            name for name in names if name not in refs or refs[name].namespace != self._namespace
+        ]
+
+    async def ensure(self) -> None:
+        """Create the built-in groups the cache lacks (leader only, caches listed), unless the
+        last attempt failed less than a backoff ago."""
+        missing = set(self.missing())
+        if not missing or not self._retry.due(self._clock()):
+            return
+        path = QUOTAS.url(self._namespace)
+        for body in self._objects:
+            name = body["metadata"]["name"]
+            if name not in missing:
+                continue
+            try:
+                await self._limiter.acquire()
+                await self._http.send("POST", path, body)
+                logger.info("created the built-in group %s/%s", self._namespace, name)
+            except ApiError as error:
+                if error.status != 409:  # 409: created meanwhile, the watch will show it
+                    self._failed(name, error)
+                    return
+            except TRANSPORT_ERRORS as error:
+                self._failed(name, error)
+                return
+        self._retry.reset()
+
+    def _failed(self, name: str, error: Exception) -> None:
+        now = self._clock()
+        self._retry.failed(now)
+        logger.warning(
+            "could not create the built-in group %s/%s (%r); trying again in %.1fs",
+            self._namespace,
+            name,
+            error,
+            self._retry.not_before - now,
+        )

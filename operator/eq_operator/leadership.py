@@ -15,19 +15,14 @@ emptied, and a stand-by takes over at once.
 from __future__ import annotations
 
 import asyncio
-import datetime
 import random
 import time
 from collections.abc import Callable
 from typing import Any
 
-from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http
+from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http, micro_time
 
 from .logs import logger
-
-
-def _stamp() -> str:
-    return datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class Leadership:
@@ -104,7 +99,7 @@ class Leadership:
         lasts = spec.get("leaseDurationSeconds") or self.duration
         if holder and holder != self._identity and now < self._observed_at + lasts:
             return False  # somebody else's, and alive as far as this replica can tell
-        stamp = _stamp()
+        stamp = micro_time()
         mine = holder == self._identity
         new = {
             **spec,
@@ -121,7 +116,7 @@ class Leadership:
         return True
 
     async def _create(self) -> bool:
-        stamp = _stamp()
+        stamp = micro_time()
         spec = {
             "holderIdentity": self._identity,
             "leaseDurationSeconds": int(self.duration),
@@ -145,7 +140,7 @@ class Leadership:
             lease = await self._http.get_json(self._path, {})
             spec = lease.get("spec") or {}
             if spec.get("holderIdentity") == self._identity:
-                stamp = _stamp()
+                stamp = micro_time()
                 released = {"holderIdentity": "", "leaseDurationSeconds": 1, "renewTime": stamp}
                 patch = {
                     "metadata": {"resourceVersion": lease["metadata"]["resourceVersion"]},

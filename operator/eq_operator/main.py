@@ -20,20 +20,25 @@ from kubernetes_asyncio import client
 
 from . import observing
 from .admitting import Admitter
-from .builtins import ensure_builtins
+from .builtins import Builtins
 from .events import Recorder
 from .leadership import Leadership
 from .logs import logger
 from .metrics import Metrics
 from .operating import Loop
-from .reclaiming import Reclaimer, eviction_api
+from .reclaiming import ClusterApi, Reclaimer
 from .settings import OperatorSettings
 from .view import ClusterView
 from .writing import Writer
 
 
 def _probes(
-    view: ClusterView, loop: Loop, writer: Writer, metrics: Metrics, stale_after: float
+    view: ClusterView,
+    loop: Loop,
+    writer: Writer,
+    builtins: Builtins,
+    metrics: Metrics,
+    stale_after: float,
 ) -> web.Application:
     def health() -> str | None:
         # A loop busy with a long burst of writes is alive while the writes are answered.
@@ -41,7 +46,10 @@ def _probes(
         return f"the loop last ran {age:.0f}s ago" if age > stale_after else None
 
     def ready() -> str | None:
-        return None if view.synced else "the initial listings are not loaded yet"
+        if not view.synced:
+            return "the initial listings are not loaded yet"
+        missing = builtins.missing()
+        return f"the built-in groups {', '.join(missing)} do not exist yet" if missing else None
 
     return probes_app(health=health, ready=ready, registry=metrics.registry)
 
@@ -55,11 +63,14 @@ async def serve(
     limiter = TokenBucket(settings.api_qps, settings.api_burst)  # one bucket for every write
     http = Http(api, observe=metrics.observe_request)
     events = Recorder(http, limiter)
-    reclaimer = Reclaimer(view, eviction_api(http, limiter), events, settings.reclaim, metrics)
+    reclaimer = Reclaimer(view, ClusterApi(http, limiter), events, settings.reclaim, metrics)
     writer = Writer(http, view, metrics, limiter=limiter, workers=settings.write_workers)
     admitter = Admitter(view, writer, events, metrics, hold=settings.admission_hold)
+    builtins = Builtins(http, limiter, view, settings.engine)
     streams = observing.caches(http, view, _namespaces(settings))
-    loop = Loop(view, writer, admitter, reclaimer, events, metrics, settings, ready=streams)
+    loop = Loop(
+        view, writer, admitter, reclaimer, builtins, events, metrics, settings, ready=streams
+    )
     metrics.caches = streams
     metrics.groups = view.engine.statuses
     identity = settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
@@ -87,10 +98,12 @@ async def serve(
 
     @kopf.on.startup(registry=registry)
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
-        streams.start()
-        await ensure_builtins(api, view.engine.config)
-        probes = _probes(view, loop, writer, metrics, stale_after=30.0)
+        # Nothing here waits for the API server: a replica started during an outage serves
+        # its probes and follows the Lease from the first second, and its caches fill (and the
+        # leader creates the built-in groups) as soon as the server answers.
+        probes = _probes(view, loop, writer, builtins, metrics, stale_after=30.0)
         runners.append(await start_site(probes, "0.0.0.0", probe_port))
+        streams.start()
         tasks.extend([asyncio.create_task(loop.run()), asyncio.create_task(leadership.run())])
 
     @kopf.on.cleanup(registry=registry)

@@ -14,6 +14,7 @@ from typing import Protocol
 from eq_engine import Problem
 
 from .admitting import Admitter
+from .builtins import Builtins
 from .events import Recorder
 from .logs import logger
 from .metrics import Metrics
@@ -38,6 +39,7 @@ class Loop:
         writer: Writer,
         admitter: Admitter,
         reclaimer: Reclaimer,
+        builtins: Builtins,
         events: Recorder,
         metrics: Metrics,
         settings: OperatorSettings,
@@ -45,6 +47,7 @@ class Loop:
         ready: Readiness,
     ) -> None:
         self._view, self._writer, self._reclaimer = view, writer, reclaimer
+        self._builtins = builtins
         self._ready = ready
         self._admitter = admitter
         self._admit = True  # something changed since the last admission round
@@ -73,6 +76,8 @@ class Loop:
             try:
                 await self.step()
                 acting = self.leading and self._view.synced
+                if acting:
+                    await self._builtins.ensure()
                 if acting and self._view.news:
                     await self.report_unreadable()
                 if acting and now >= self._next_audit:
@@ -80,7 +85,7 @@ class Loop:
                     await self.report_problems()
                 if reclaim.enabled and now >= next_reclaim and self._view.synced:
                     next_reclaim = now + reclaim.interval
-                    await self._reclaimer.round(acting=acting)
+                    await self._reclaimer.round(acting=acting, refresh=self.recompute)
                 if acting:
                     await self._events.flush()
             except Exception:  # a bug must not stop the operator's clock
@@ -93,14 +98,7 @@ class Loop:
         view, writer = self._view, self._writer
         # Decisions start once every kind's first LIST is in the engine.
         view.synced = view.synced or self._ready.ready
-        if view.dirty:
-            view.dirty = False
-            started = time.perf_counter()
-            changes = view.engine.recompute()
-            self._metrics.recompute.observe(time.perf_counter() - started)
-            if self.leading:
-                writer.want((status.name for status in changes.groups), changes.pod_labels)
-            self._admit = True
+        self.recompute()
         if self.leading and view.synced and (self._admit or self._admitter.pending):
             self._admit = False
             admitted = await self._admitter.round()
@@ -111,6 +109,19 @@ class Loop:
         view.touched_quotas, view.touched_pods = set(), set()
         if self.leading and view.synced:
             writer.start()  # the workers, unless they run
+
+    def recompute(self) -> None:
+        """Bring the engine up to date with what the watch delivered; when leading, want the
+        fields that changed written."""
+        view = self._view
+        if view.dirty:
+            view.dirty = False
+            started = time.perf_counter()
+            changes = view.engine.recompute()
+            self._metrics.recompute.observe(time.perf_counter() - started)
+            if self.leading:
+                self._writer.want((status.name for status in changes.groups), changes.pod_labels)
+            self._admit = True
 
     async def report_unreadable(self) -> None:
         """An Event on each object found unreadable since the last report."""

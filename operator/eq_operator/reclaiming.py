@@ -7,13 +7,21 @@ window: the group is judged again only after another whole delay. So a group los
 `max_evictions` pods per delay, and a replacement that runs ungated (gating off, the webhook
 down) is judged only after a delay of its own, instead of being evicted as soon as it runs.
 
-Each round decides on one snapshot of the engine (`QuotaEngine.reclaims`): the watch may change
-the engine while an eviction is awaited, and the round goes on with what it decided. Every
-attempt counts against `max_evictions`. A refused (429) or failed eviction keeps that pod, which
-is tried again after a backoff (1 s doubling to 30 s, or the server's `Retry-After`); meanwhile
-the snapshot's plan is asked again without it, which only ever names other over-quota pods. A
-pod already gone (404) counts as done. Pods already terminating count as returned, so nothing is
-evicted twice.
+The window belongs to the group, not to the leader: before a round's first eviction the leader
+stamps the group's ElasticQuota (the `last-reclaim` annotation), and waits for the write to be
+taken. Every replica watches that annotation, and a replica that sees it change starts the
+group's window there, on its own clock (as with the Lease, clocks of two nodes are never
+compared). So a new leader, whether the old one gave the Lease up or was killed mid-round,
+never evicts from a group less than a delay after the old leader's round began.
+
+Each eviction is decided on the engine as the watch has it at that moment: before each one the
+loop's recompute runs (`refresh`) and the group is planned again, so a pod that the watch has
+since made in-quota, or a group no longer over its runtime, is left alone; the Event gives the
+numbers of that plan. Every attempt counts against `max_evictions`. A refused (429) or failed
+eviction keeps that pod, which is tried again after a backoff (1 s doubling to 30 s, or the
+server's `Retry-After`); meanwhile the plan names other over-quota pods only. A pod already
+gone (404) counts as done. Pods already terminating, or evicted a moment ago, count as
+returned, so nothing is evicted twice.
 
 Every replica keeps the over-use clocks from what it watches; only the leader evicts. A replica
 that becomes leader has been timing the groups all along, so losing the Lease for a moment does
@@ -23,13 +31,15 @@ not start the clocks over.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from enum import StrEnum
+from typing import Protocol
 
-from eq_engine import ResourceList, format_resource_list
+from eq_engine import ResourceList, format_resource_list, keys
 from eq_engine.reclaim import GroupReclaim, Victim
-from eq_kit.backoff import Backoff as Retry
-from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http
+from eq_kit.backoff import Backoff
+from eq_kit.caching import QUOTAS
+from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http, micro_time
 from eq_kit.throttling import TokenBucket
 
 from .events import Recorder
@@ -47,25 +57,38 @@ class Outcome(StrEnum):
     DRY_RUN = "dry_run"
 
 
-Evict = Callable[[str, str], Awaitable[tuple[Outcome, float]]]
-"""Evict pod (namespace, name): the outcome, and the seconds the server asked to wait."""
+class Cluster(Protocol):
+    """What a round asks of the API server."""
+
+    async def evict(self, namespace: str, name: str) -> tuple[Outcome, float]:
+        """Evict a pod: the outcome, and the seconds the server asked to wait."""
+
+    async def stamp(self, quota: Ref, stamp: str) -> bool:
+        """Record a round's start on the group's object; whether the server took it."""
+
+
 MEMORY = 60.0
 """Seconds an eviction (or a dry-run report) is remembered while the watch catches up."""
-FIRST_RETRY, LAST_RETRY = 1.0, 30.0
+REFUSED_FIRST, REFUSED_LAST = 1.0, 30.0
 """Seconds before a refused pod is tried again: the first pause, doubling up to the last."""
 
 
-def eviction_api(http: Http, limiter: TokenBucket) -> Evict:
-    async def evict(namespace: str, name: str) -> tuple[Outcome, float]:
+class ClusterApi:
+    """The Eviction API and the group's `last-reclaim` stamp, within the writes' budget."""
+
+    def __init__(self, http: Http, limiter: TokenBucket) -> None:
+        self._http, self._limiter = http, limiter
+
+    async def evict(self, namespace: str, name: str) -> tuple[Outcome, float]:
         body = {
             "apiVersion": "policy/v1",
             "kind": "Eviction",
             "metadata": {"name": name, "namespace": namespace},
         }
         try:
-            await limiter.acquire()
+            await self._limiter.acquire()
             path = f"/api/v1/namespaces/{namespace}/pods/{name}/eviction"
-            answer = await http.send("POST", path, body)
+            answer = await self._http.send("POST", path, body)
         except ApiError as error:
             if error.status == 429:
                 return Outcome.BLOCKED, error.retry_after
@@ -81,7 +104,16 @@ def eviction_api(http: Http, limiter: TokenBucket) -> Evict:
             return Outcome.FAILED, 0.0
         return Outcome.EVICTED, 0.0
 
-    return evict
+    async def stamp(self, quota: Ref, stamp: str) -> bool:
+        patch = {"metadata": {"uid": quota.uid, "annotations": {keys.LAST_RECLAIM: stamp}}}
+        path = f"{QUOTAS.url(quota.namespace)}/{quota.name}"
+        try:
+            await self._limiter.acquire()
+            await self._http.send("PATCH", path, patch, content_type=MERGE)
+        except (ApiError, *TRANSPORT_ERRORS) as error:
+            logger.warning("no reclaim round for %s: its stamp failed: %r", quota.name, error)
+            return False
+        return True
 
 
 def _shown(resources: ResourceList | None) -> str:
@@ -94,25 +126,29 @@ class Reclaimer:
     def __init__(
         self,
         view: ClusterView,
-        evict: Evict,
+        cluster: Cluster,
         events: Recorder,
         settings: ReclaimSettings,
         metrics: Metrics,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._view, self._evict, self._events, self._settings = view, evict, events, settings
+        self._view, self._cluster, self._events, self._settings = view, cluster, events, settings
         self._metrics, self._clock = metrics, clock
         self._over_since: dict[str, float] = {}
+        self._stamps: dict[str, tuple[str, float]] = {}
+        """Each group's `last-reclaim` stamp as last seen, and since when (this clock)."""
+        self._own: dict[str, str] = {}
+        """The stamps this replica wrote: they start no window, `_over_since` times its own."""
         self._evicted: dict[str, float] = {}
         """Pods evicted, by when: they count as returned until the watch catches up."""
-        self._refused: dict[str, Retry] = {}
+        self._refused: dict[str, Backoff] = {}
         """Pods whose eviction was refused or failed, with their backoff."""
         self._reported: dict[str, float] = {}
         """Dry-run decisions, by when: reported once a MEMORY, not every round."""
 
     def _remember(self, now: float) -> None:
         """Forget evictions the watch has caught up with (the pod is gone or terminating), and
-        refusals of pods that are gone."""
+        refusals of pods that are gone; date the stamps that changed."""
         engine = self._view.engine
         for key, when in list(self._evicted.items()):
             pod = engine.pod(key)
@@ -123,9 +159,18 @@ class Reclaimer:
         for key, when in list(self._reported.items()):
             if now - when > MEMORY:
                 del self._reported[key]
+        stamps, seen = self._view.reclaim_stamps, self._stamps
+        self._stamps = {
+            group: seen[group]
+            if group in seen and seen[group][0] == stamp
+            else (stamp, float("-inf") if self._own.get(group) == stamp else now)
+            for group, stamp in stamps.items()
+        }
+        self._own = {g: stamp for g, stamp in self._own.items() if g in self._view.quota_refs}
 
-    async def round(self, *, acting: bool = True) -> None:
-        """Time every group over its runtime; when `acting` (leading), evict where due."""
+    async def round(self, *, refresh: Callable[[], None], acting: bool = True) -> None:
+        """Time every group over its runtime; when `acting` (leading), evict where due.
+        `refresh` brings the engine up to date with the watch (the loop's recompute)."""
         now = self._clock()
         self._remember(now)
         plans = self._view.engine.reclaims(leaving=self._evicted)
@@ -134,24 +179,39 @@ class Reclaimer:
                 del self._over_since[group]
         for group, plan in plans.items():
             since = self._over_since.setdefault(group, now)
-            if not acting or now - since < self._settings.delay or not plan.candidates:
+            window = max(since, self._stamps.get(group, ("", since))[1])
+            if not acting or now - window < self._settings.delay or not plan.candidates:
                 continue
-            if await self._reclaim(plan, now - since):
+            if await self._reclaim(plan, now - since, refresh):
                 self._over_since[group] = self._clock()  # a new window: a whole delay
 
-    async def _reclaim(self, plan: GroupReclaim, over_for: float) -> bool:
-        """One round for the plan's group; whether it evicted (or, dry, reported) any pod."""
-        reason = (
-            f"group {plan.group} uses {_shown(plan.used)}, above its runtime "
-            f"{_shown(plan.runtime)}, for {over_for:.0f}s"
-        )
+    async def _reclaim(
+        self, planned: GroupReclaim, over_for: float, refresh: Callable[[], None]
+    ) -> bool:
+        """One round for the `planned` group; whether it evicted (or, dry, reported) any pod.
+        A pod that became a candidate during the round (a replacement that runs ungated) is
+        judged in a later round, after a delay of its own."""
+        group = planned.group
+        known = {victim.key for victim in planned.candidates}
         now = self._clock()
         refused = {key for key, retry in self._refused.items() if not retry.due(now)}
         leaving: set[str] = set()
-        victims = plan.victims(refused)
+        stamped = self._settings.dry_run  # a dry run evicts nothing, and writes no stamp
         attempts = 0
         acted = False
-        while victims and attempts < self._settings.max_evictions:
+        while attempts < self._settings.max_evictions:
+            refresh()  # planned again on what the watch shows now, never on an older plan
+            plan = self._view.engine.reclaims(leaving=leaving.union(self._evicted)).get(group)
+            if plan is None:
+                break
+            kept = refused.union(v.key for v in plan.candidates if v.key not in known)
+            victims = plan.victims(kept)
+            if not victims:
+                break
+            if not stamped:
+                stamped = await self._stamp(group)
+                if not stamped:
+                    break
             victim = victims[0]
             attempts += 1
             outcome = await self._attempt(victim)
@@ -159,14 +219,28 @@ class Reclaimer:
                 refused.add(victim.key)  # it stays, and is tried again after its backoff
             else:
                 leaving.add(victim.key)
-            victims = plan.victims(refused, leaving)  # re-planned on the same snapshot
             if outcome is None:
                 continue  # a dry run reported it a moment ago
             acted = acted or victim.key in leaving
-            self._metrics.evictions.labels(plan.group, outcome.value).inc()
-            why = f"{reason}; the pod requests {_shown(victim.request)}"
-            await self._record(plan.group, victim, outcome, why)
+            self._metrics.evictions.labels(group, outcome.value).inc()
+            why = (
+                f"group {group} uses {_shown(plan.used)}, above its runtime "
+                f"{_shown(plan.runtime)}, for {over_for:.0f}s; "
+                f"the pod requests {_shown(victim.request)}"
+            )
+            await self._record(group, victim, outcome, why)
         return acted
+
+    async def _stamp(self, group: str) -> bool:
+        """Start the group's window in the cluster, before its first eviction."""
+        quota = self._view.quota_refs.get(group)
+        if quota is None:
+            return False
+        stamp = micro_time()
+        if not await self._cluster.stamp(quota, stamp):
+            return False
+        self._own[group] = stamp
+        return True
 
     async def _attempt(self, victim: Victim) -> Outcome | None:
         key = victim.key
@@ -176,9 +250,9 @@ class Reclaimer:
             self._reported[key] = self._clock()
             return Outcome.DRY_RUN
         namespace, name = key.split("/", 1)
-        outcome, retry_after = await self._evict(namespace, name)
+        outcome, retry_after = await self._cluster.evict(namespace, name)
         if outcome in (Outcome.BLOCKED, Outcome.FAILED):
-            retry = self._refused.setdefault(key, Retry(FIRST_RETRY, LAST_RETRY))
+            retry = self._refused.setdefault(key, Backoff(REFUSED_FIRST, REFUSED_LAST))
             retry.failed(self._clock(), retry_after)
         else:
             self._refused.pop(key, None)

@@ -92,6 +92,8 @@ class ClusterView:
     """Objects seen on the watch since the last write: their fields are compared again."""
     waiting: dict[str, int] = field(default_factory=dict)
     """Group name to its pods behind the admission gate, where any wait."""
+    reclaim_stamps: dict[str, str] = field(default_factory=dict)
+    """Group name to its `last-reclaim` annotation, where it has one (reclaiming.py)."""
 
     news: list[tuple[Ref, str]] = field(default_factory=list)
     """Objects found unreadable since the loop last reported them (an Event each)."""
@@ -112,6 +114,11 @@ class ClusterView:
             self.engine.set_quota(quota)
         self.quota_refs[metadata["name"]] = ref
         self.quota_fields[metadata["name"]] = QuotaFields.of(body)
+        stamp = (metadata.get("annotations") or {}).get(keys.LAST_RECLAIM)
+        if stamp is None:
+            self.reclaim_stamps.pop(metadata["name"], None)
+        else:
+            self.reclaim_stamps[metadata["name"]] = stamp
         self.touched_quotas.add(metadata["name"])
         self.dirty = True
 
@@ -122,6 +129,7 @@ class ClusterView:
         if ref is not None and ref.namespace == namespace:
             del self.quota_refs[name]
             self.quota_fields.pop(name, None)
+            self.reclaim_stamps.pop(name, None)
         self.unreadable.pop(f"ElasticQuota {key}", None)
         self.dirty = True
 

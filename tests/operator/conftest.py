@@ -39,8 +39,14 @@ class Operator:
 
 
 async def start_operator(
-    tmp: Path, api: ApiServer, *extra: str, name: str = "op", ready_within: float = 30
+    tmp: Path,
+    api: ApiServer,
+    *extra: str,
+    name: str = "op",
+    ready_within: float = 30,
+    probe: str = "/readyz",
 ) -> Operator:
+    """The operator process, once its `probe` answers 200."""
     probe_port = free_port()
     kubeconfig = write_kubeconfig(tmp / f"kubeconfig-{name}", str(api.url))
     process = subprocess.Popen(
@@ -66,7 +72,7 @@ async def start_operator(
     operator = Operator(process, f"http://127.0.0.1:{probe_port}")
     try:
         await eventually(
-            lambda: _ready(operator), timeout=ready_within, what="the operator to be ready"
+            lambda: _answers(operator, probe), timeout=ready_within, what=f"{probe} to answer 200"
         )
     except BaseException:
         process.kill()
@@ -75,10 +81,10 @@ async def start_operator(
     return operator
 
 
-async def _ready(operator: Operator) -> bool:
+async def _answers(operator: Operator, probe: str) -> bool:
     assert operator.process.poll() is None, "the operator exited while starting"
     try:
-        status, _ = await operator.get("/readyz")
+        status, _ = await operator.get(probe)
     except aiohttp.ClientConnectionError:
         return False
     return status == 200

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,12 +16,13 @@ from eq_kit.kube import Http
 from eq_kit.throttling import TokenBucket
 from eq_operator import observing
 from eq_operator.admitting import Admitter
+from eq_operator.builtins import Builtins
 from eq_operator.events import Recorder
 from eq_operator.metrics import Metrics
 from eq_operator.operating import Loop
-from eq_operator.reclaiming import Reclaimer, eviction_api
+from eq_operator.reclaiming import Cluster, ClusterApi, Outcome, Reclaimer
 from eq_operator.settings import OperatorSettings, ReclaimSettings
-from eq_operator.view import ClusterView
+from eq_operator.view import ClusterView, Ref
 from eq_operator.writing import Writer
 from kubernetes_asyncio import client
 
@@ -39,6 +40,18 @@ class Manual:
 
     def __call__(self) -> float:
         return self.now
+
+
+@dataclass
+class StubCluster:
+    """The reclaimer's API without a server: `evict` answers, stamps are taken and listed."""
+
+    evict: Callable[[str, str], Awaitable[tuple[Outcome, float]]]
+    stamped: list[str] = field(default_factory=list)
+
+    async def stamp(self, quota: Ref, stamp: str) -> bool:
+        self.stamped.append(quota.name)
+        return True
 
 
 @dataclass
@@ -84,10 +97,12 @@ async def in_process(
     reclaim: ReclaimSettings | None = None,
     clock: Clock = time.monotonic,
     leading: bool = True,
+    cluster: Callable[[Http, TokenBucket], Cluster] = ClusterApi,
     **options: Any,
 ) -> AsyncIterator[InProcess]:
     """The operator's parts, its caches listed and (by default) leading; the loop runs only
-    when the test calls `run()` or drives `loop.step()` itself."""
+    when the test calls `run()` or drives `loop.step()` itself. `cluster`: the reclaimer's
+    API, made from the parts' connection and write budget."""
     settings = OperatorSettings(
         reclaim=reclaim or ReclaimSettings(enabled=False),
         batch_interval=0.02,
@@ -103,16 +118,19 @@ async def in_process(
         metrics.groups = view.engine.statuses
         limiter = TokenBucket(settings.api_qps, settings.api_burst)
         events = Recorder(http, limiter, clock=clock)
-        evict = eviction_api(http, limiter)
-        reclaimer = Reclaimer(view, evict, events, settings.reclaim, metrics, clock=clock)
+        reclaim = cluster(http, limiter)
+        reclaimer = Reclaimer(view, reclaim, events, settings.reclaim, metrics, clock=clock)
         writer = Writer(
             http, view, metrics, limiter=limiter, workers=settings.write_workers, clock=clock
         )
         admitter = Admitter(
             view, writer, events, metrics, hold=settings.admission_hold, clock=clock
         )
+        builtins = Builtins(http, limiter, view, settings.engine, clock=clock)
         caches = observing.caches(http, view)
-        loop = Loop(view, writer, admitter, reclaimer, events, metrics, settings, ready=caches)
+        loop = Loop(
+            view, writer, admitter, reclaimer, builtins, events, metrics, settings, ready=caches
+        )
         parts = InProcess(api, http, view, writer, admitter, reclaimer, events, loop, caches)
         caches.start()
         try:

@@ -24,7 +24,7 @@ from tests.apiserver import ApiServer, disruption_budget
 from tests.apiserver.errors import internal
 from tests.engine.test_properties import clusters
 from tests.manifests import node, pod, quota
-from tests.operator.inprocess import Manual, in_process
+from tests.operator.inprocess import Manual, StubCluster, in_process
 
 CPU = {"cpu": 10}
 
@@ -70,7 +70,7 @@ async def test_refused_evictions_take_only_over_quota_pods_quietly(api, refusal)
         per_round = []
         for _ in range(rounds):
             count = len(tried)
-            await op.reclaimer.round()
+            await op.reclaimer.round(refresh=op.loop.recompute)
             await op.events.flush()
             per_round.append(len(tried) - count)
             clock.now += 1.0
@@ -136,8 +136,9 @@ async def test_a_tree_change_while_an_eviction_is_awaited_does_not_lose_the_roun
     racing = Racing(view)
     settings_ = ReclaimSettings(delay=0, max_evictions=3)
     events: Any = Events()
-    reclaimer = Reclaimer(view, racing.evict, events, settings_, Metrics(), clock=Manual())
-    await reclaimer.round()
+    cluster = StubCluster(racing.evict)
+    reclaimer = Reclaimer(view, cluster, events, settings_, Metrics(), clock=Manual())
+    await reclaimer.round(refresh=view.engine.recompute)
     assert racing.tried == ["b4", "b3", "b2"]
 
 
@@ -156,10 +157,10 @@ async def test_losing_the_lease_for_a_moment_keeps_the_reclaim_clocks(api):
         for second in range(11):
             if second == 9:  # a renewal missed its deadline; the Lease is won back
                 op.loop.leading_changed(False)
-                await op.reclaimer.round(acting=False)
+                await op.reclaimer.round(acting=False, refresh=op.loop.recompute)
                 op.loop.leading_changed(True)
             else:
-                await op.reclaimer.round()
+                await op.reclaimer.round(refresh=op.loop.recompute)
             clock.now += 1.0
         assert evicted == ["b4"]  # over for ten seconds, as timed since the start
 
@@ -183,8 +184,8 @@ async def test_reclaim_never_takes_an_in_quota_pod_when_evictions_are_refused(ob
     clock = Manual()
     settings_ = ReclaimSettings(delay=0, max_evictions=data.draw(st.integers(1, 5)))
     events: Any = Events()
-    reclaimer = Reclaimer(view, evict, events, settings_, Metrics(), clock=clock)
+    reclaimer = Reclaimer(view, StubCluster(evict), events, settings_, Metrics(), clock=clock)
     for _ in range(4):
-        await reclaimer.round()
+        await reclaimer.round(refresh=view.engine.recompute)
         clock.now += 2.0
     assert len(evicted) == len(set(evicted))  # nothing evicted twice

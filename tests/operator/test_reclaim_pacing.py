@@ -18,6 +18,7 @@ from eq_operator.settings import ReclaimSettings
 from eq_operator.view import ClusterView, Ref
 
 from tests.manifests import node, pod, quota
+from tests.operator.inprocess import StubCluster
 
 DELAY, INTERVAL = 3.0, 1.0
 
@@ -78,10 +79,11 @@ async def evictions_over(seconds: float, *, max_evictions: int) -> list[tuple[fl
     view.observe_pod(pod("l0", namespace="lender", cpu="6"))  # the lender takes its min back
     settings = ReclaimSettings(interval=INTERVAL, delay=DELAY, max_evictions=max_evictions)
     events: Any = Events()
-    reclaimer = Reclaimer(view, deployment.evict, events, settings, Metrics(), clock=clock)
+    cluster = StubCluster(deployment.evict)
+    reclaimer = Reclaimer(view, cluster, events, settings, Metrics(), clock=clock)
     while clock.now <= seconds:
         view.engine.recompute()
-        await reclaimer.round()
+        await reclaimer.round(refresh=view.engine.recompute)
         clock.now += INTERVAL
     return deployment.evicted
 

@@ -1,15 +1,17 @@
-"""A cluster of a few thousand pods that exists before the operator starts converges: every
-group's numbers and every pod's label as the engine computes them (no time limit asserted;
-benchmarks/startup.py measures the speed)."""
+"""Start-up: a cluster of a few thousand pods that exists before the operator starts converges
+(every group's numbers and every pod's label as the engine computes them; no time limit
+asserted, the benchmarks measure the speed), and a replica started while the API server is
+away comes up as soon as the server is back."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tests.kube import store
+from tests.kube import LEASES, QUOTAS, store, stored
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually, start_operator
 from tests.operator.test_accounting import actual, converged, differences
+from tests.operator.test_lifecycle import BUILTINS
 
 DEPARTMENTS, TEAMS, PER_TEAM = 3, 10, 100  # 33 groups, 3,000 pods
 
@@ -53,3 +55,28 @@ async def test_a_cluster_of_thousands_of_pods_converges_on_start(api, tmp_path):
         assert groups["dept-0"]["status.used"] is not None
     finally:
         await operator.stop()
+
+
+async def test_a_replica_started_while_the_api_server_is_away_comes_up_when_it_is_back(
+    api, tmp_path
+):
+    store(api, *cluster()[:40])
+    await api.go_down()
+    operator = await start_operator(tmp_path, api, probe="/healthz")  # alive from the start
+    try:
+        status, text = await operator.get("/readyz")
+        assert (status, text) == (503, "the initial listings are not loaded yet\n")
+        await api.come_up()
+        # Kopf would retry a failed start-up after 60 s; the caches and the Lease retry within
+        # seconds, and the leader then creates the built-in groups it does not find.
+        await eventually(lambda: _ready(operator), timeout=20, what="/readyz after the outage")
+        assert {o["metadata"]["name"] for o in stored(api, QUOTAS)} >= BUILTINS
+        assert stored(api, LEASES)[0]["spec"]["holderIdentity"] == "op"
+        assert api.count("create", "elasticquotas") == 3
+    finally:
+        await operator.stop()
+
+
+async def _ready(operator: Any) -> bool:
+    status, _ = await operator.get("/readyz")
+    return status == 200
