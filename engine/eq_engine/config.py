@@ -15,13 +15,20 @@ class EngineConfig:
     """
 
     root_name: str = "koordinator-root-quota"
-    """The root group: parent of every top-level group, total = the cluster's capacity."""
+    """Name of the root group.
+
+    The root is the parent of every top-level group; its total is the cluster's capacity."""
 
     system_name: str = "koordinator-system-quota"
-    """Pods of the system namespaces; unlimited, and its used is taken off the total first."""
+    """Name of the system group.
+
+    It holds the pods of the system namespaces; it is unlimited, and its used is taken off the
+    total first."""
 
     default_name: str = "koordinator-default-quota"
-    """Pods that belong to no group; its used is taken off the total first."""
+    """Name of the default group.
+
+    It holds the pods that belong to no group; its used is taken off the total first."""
 
     namespace: str = "koordinator-system"
     """Namespace of the built-in groups' objects."""
@@ -35,10 +42,14 @@ class EngineConfig:
     """Guarantee of the default group: its pods within it are labelled in-quota."""
 
     default_max: ResourceList | None = None
-    """Ceiling of the default group; `None` means unlimited (no resource is masked out)."""
+    """Ceiling of the default group; unset: unlimited.
+
+    Unset, no resource is masked out."""
 
     min_scaling: bool = True
-    """Scale the children's mins down when their parent's total cannot cover them (2.8)."""
+    """Scale the children's mins down when their parent's total cannot cover them.
+
+    As Koordinator does; off, every min is kept as written."""
 
     def __post_init__(self) -> None:
         if self.system_namespaces is None:
