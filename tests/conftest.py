@@ -19,12 +19,4 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    access.collected(config, items)
-
-
-def pytest_deselected(items: list[pytest.Item]) -> None:
-    access.deselected(items)
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    access.reported(report)
+    access.collected(items)
