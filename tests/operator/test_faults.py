@@ -153,6 +153,9 @@ async def test_a_status_404_of_a_deleted_group_does_not_stop_status_writes(api):
 
 
 async def test_status_goes_on_the_object_where_the_crd_has_no_status_subresource():
+    """Koordinator's CRD has no status subresource (PATCH .../status answers 404 there):
+    status.used goes on the object, the first write and every one after it (the 404 is not
+    taken for a deleted group). tests/apiserver/test_operator.py runs the process so too."""
     async with ApiServer(Config(quota_status_subresource=False)) as api:
         api.seed(*team())
         async with in_process(api) as op:

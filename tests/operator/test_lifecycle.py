@@ -7,7 +7,6 @@ import json
 
 from eq_engine import keys
 
-from tests.apiserver import ApiServer, Config
 from tests.kube import EVENTS, LEASES, QUOTAS, store, stored
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually, start_operator, writes
@@ -167,17 +166,6 @@ async def test_unreadable_objects_are_reported_and_the_rest_is_computed(api, tmp
         assert "names a parent group ('dept')" in problems()["stray"]
     finally:
         await operator.stop()
-
-
-async def test_status_goes_on_the_object_when_the_crd_has_no_status_subresource(tmp_path):
-    # Koordinator's CRD has no status subresource: PATCH .../status answers 404 there.
-    async with ApiServer(Config(quota_status_subresource=False)) as api:
-        store(api, *tree())
-        operator = await start_operator(tmp_path, api)
-        try:
-            await eventually(lambda: converged(api), what="convergence without /status")
-        finally:
-            await operator.stop()
 
 
 async def test_probes_and_metrics(api, client, tmp_path):
