@@ -10,22 +10,21 @@ a key of ours no longer wanted is removed (`null` in the patch), also inside `st
 Pending objects wait in a work queue like client-go's rate-limited one (`WorkQueue`): each is
 handed to one worker at a time; one that failed, or whose answer did not hold what was written,
 waits 0.25 s, doubling to 5 s (or the server's `Retry-After`), then is compared and written
-again from what the engine wants *then*. When the API server does not answer at all, nothing is sent
-until one probe gets through (the same backoff), so an outage costs a request now and then,
-not one per object. What was written is read back from the answer, not assumed.
+again from what the engine wants *then*. When the API server does not answer at all, nothing
+is sent until one probe gets through (the same backoff), so an outage costs a request now and
+then, not one per object. What was written is read back from the answer, not assumed.
 
-Writes run in the background (`start`), `workers` at a time, while the loop goes on
-recomputing: what it wants meanwhile joins the same run, and each object is compared when a
-worker takes it, so a write carries what the engine wants at that moment. An object leaves the
-pending set only when a comparison finds it right, never merely because a write went through.
-They go through the client-side token bucket (`--api-qps`, `--api-burst`), as raw JSON (no
-client models). Each answered request counts as progress (`progress`), which the liveness
-probe reads: a long burst of writes is work, not a hung loop.
+Writes run in the background (`start`), `workers` at a time (the kit's `Pool`), while the
+loop goes on recomputing: what it wants meanwhile joins the same run, and each object is
+compared when a worker takes it, so a write carries what the engine wants at that moment. An
+object leaves the pending set only when a comparison finds it right, never merely because a
+write went through. They go through the client-side token bucket (`--api-qps`, `--api-burst`),
+as raw JSON (no client models). Each answered request counts as progress (`progress`), which
+the liveness probe reads: a long burst of writes is work, not a hung loop.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -37,6 +36,7 @@ from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 from eq_kit.caching import PODS, QUOTAS
 from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http
 from eq_kit.throttling import TokenBucket, WorkQueue
+from eq_kit.workers import Lane, Pool
 
 from .logs import logger
 from .metrics import Metrics
@@ -66,15 +66,13 @@ class Writer:
         self._limiter, self._workers, self._clock = limiter, workers, clock
         self.groups, self.pods = self._queue(), self._queue()
         """Objects to compare and maybe write, with their backoff (new ones: due now)."""
-        self._unreachable = _retry()
+        self._unreachable = Backoff(FIRST_RETRY, LAST_RETRY)
+        """Failures in a row to reach the API server: no write is sent before its end."""
         self._status_subresource: bool | None = None
         """Whether the CRD serves `/status` (discovery says); None: ask before the next write."""
         self.progress = time.monotonic()
         """When a write was last answered."""
-        self._run: asyncio.Task[None] | None = None
-        self._wake = asyncio.Event()  # something was wanted
-        self._quiet = asyncio.Event()  # every worker waits, with nothing due
-        self._resting = 0
+        self._pool = Pool("writers", clock=clock, crashed=self._crashed, hold=self._unreachable)
 
     def _queue(self) -> WorkQueue:
         return WorkQueue(FIRST_RETRY, LAST_RETRY, self._clock)
@@ -83,90 +81,40 @@ class Writer:
         """Compare these objects soon (a pending one keeps its backoff)."""
         added = [self.groups.add(name) for name in groups] + [self.pods.add(key) for key in pods]
         if any(added):  # the workers resting have something to do
-            self._quiet.clear()
-            self._wake.set()
+            self._pool.wake()
 
     def clear(self) -> None:
         """Stop writing and forget what was pending (a stand-by writes nothing; a new leader
         compares all). Writes still in flight finish on queues of their own."""
         self.groups, self.pods = self._queue(), self._queue()
-        if self._run is not None:
-            self._run.cancel()
+        self._pool.stop()
 
     @property
     def reachable(self) -> bool:
-        return self._clock() >= self._unreachable.not_before
+        return self._unreachable.due(self._clock())
 
     def start(self) -> None:
         """Start the workers unless they run; they stay, waiting for work, until `clear`.
         A quarter take groups first and the rest pods first, each the other kind when its own
         has nothing due: a burst of label writes never holds the groups' numbers back, and
         under load a group's changes wait and go out in one write."""
-        if self._run is not None and not self._run.done():
+        if self._pool.running:
             return
-        groups: Kind = ("ElasticQuota", self.groups, self._group_write)
-        pods: Kind = ("Pod", self.pods, self._pod_write)
+        groups = Lane("ElasticQuota", self.groups, self._group_write)
+        pods = Lane("Pod", self.pods, self._pod_write)
         for_groups = min(self._workers - 1, max(1, self._workers // 4))
-        pools = (((groups, pods), for_groups), ((pods, groups), self._workers - for_groups))
-        self._quiet.clear()
-        self._run = asyncio.create_task(self._together(pools))
-        self._run.add_done_callback(_report_failure)
+        self._pool.start(
+            [((groups, pods), for_groups), ((pods, groups), self._workers - for_groups)]
+        )
 
     async def settled(self) -> None:
         """Until every worker waits with nothing due (no write in flight); at once if none
         runs."""
-        if self._run is not None and not self._run.done():
-            await self._quiet.wait()
+        await self._pool.settled()
 
     async def stopped(self) -> None:
         """Until the workers (if any) have ended, after `clear`."""
-        if self._run is not None:
-            await asyncio.wait([self._run])  # its end, cancelled or not, without its outcome
-
-    async def _together(self, pools: Iterable[tuple[tuple[Kind, ...], int]]) -> None:
-        """Every worker of every pool; one failing stops (cancels) the others."""
-        async with asyncio.TaskGroup() as group:
-            for kinds, workers in pools:
-                for _ in range(workers):
-                    group.create_task(self._work(kinds))
-
-    async def _work(self, kinds: tuple[Kind, ...]) -> None:
-        """Write, one object at a time, the first of `kinds` with one due, compared when
-        taken: what the engine wants now, where it differs from what the object holds (as
-        last seen). With nothing due, wait for a want or for a backoff to end."""
-        while True:
-            taken = _take(kinds) if self.reachable else None
-            if taken is None:
-                await self._rest(kinds)
-                continue
-            kind, queue, compare, key = taken
-            try:
-                write = compare(queue, key)
-                if write is None:
-                    queue.done(key)
-                else:
-                    await write
-            except Exception as error:  # a bug must not stop the other objects
-                self._failed(kind, key, queue, repr(error), 0.0, trace=True)
-            finally:
-                queue.release(key)  # not put back (cancelled, say): ready again
-
-    async def _rest(self, kinds: tuple[Kind, ...]) -> None:
-        self._resting += 1
-        if self._resting == self._workers:
-            self._quiet.set()
-        times = [queue.next_due() for _, queue, _ in kinds]
-        if not self.reachable:
-            times.append(self._unreachable.not_before)
-        due = [t for t in times if t is not None]
-        pause = None if not due else min(1.0, max(0.01, min(due) - self._clock()))
-        try:
-            await asyncio.wait_for(self._wake.wait(), pause)
-        except TimeoutError:
-            pass
-        finally:
-            self._resting -= 1
-        self._wake.clear()
+        await self._pool.stopped()
 
     def _group_write(self, queue: WorkQueue, name: str) -> Awaitable[None] | None:
         """The write the group's object needs; None if none."""
@@ -292,7 +240,7 @@ class Writer:
                 queue.failed(key)
             return False
         except (ApiError, NotHeld) as error:
-            self._unreachable = _retry()
+            self._unreachable.reset()
             after = error.retry_after if isinstance(error, ApiError) else 0.0
             self._failed(kind, key, queue, f"{error}", after)
             return False
@@ -301,13 +249,16 @@ class Writer:
                 self._unreachable.failed(self._clock())
             self._failed(kind, key, queue, repr(error), 0.0)
             return False
-        self._unreachable = _retry()
+        self._unreachable.reset()
         self._metrics.writes.labels(kind, "ok").inc()
         if queue is not None:
             failures = queue.again(key)
             if failures:
                 logger.info("wrote %s %s after %d failed attempts", kind, key, failures)
         return True
+
+    def _crashed(self, kind: str, queue: WorkQueue, key: str, error: Exception) -> None:
+        self._failed(kind, key, queue, repr(error), 0.0, trace=True)
 
     def _failed(
         self,
@@ -330,33 +281,6 @@ class Writer:
             logger.log(
                 level, "writing %s %s failed: %s; it stays pending", kind, key, why, exc_info=trace
             )
-
-
-Compare = Callable[[WorkQueue, str], Awaitable[None] | None]
-"""The write an object needs (None: none), from its queue and key."""
-
-
-Kind = tuple[str, WorkQueue, Compare]
-"""What is written, its queue, and what finds the write an object needs."""
-
-
-def _take(kinds: Iterable[Kind]) -> tuple[str, WorkQueue, Compare, str] | None:
-    """The first kind with an object due now, and that object's key."""
-    for kind, queue, compare in kinds:
-        key = queue.take()
-        if key is not None:
-            return kind, queue, compare, key
-    return None
-
-
-def _report_failure(run: asyncio.Task[None]) -> None:
-    """A bug must not pass unseen; what was pending stays so, for the next start."""
-    if not run.cancelled() and run.exception() is not None:
-        logger.error("the writers failed", exc_info=run.exception())
-
-
-def _retry() -> Backoff:
-    return Backoff(FIRST_RETRY, LAST_RETRY)
 
 
 def _loads(text: str | None) -> Any:
