@@ -24,6 +24,7 @@ from tests.kube import write_kubeconfig
 from tests.manifests import node, pod, quota
 from tests.paths import PYTHONPATH
 from tests.ports import free_port  # the tests of this folder and of others import it from here
+from tests.waiting import eventually
 
 REVIEW = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}
 KINDS = {
@@ -153,21 +154,28 @@ async def start_webhook(
         certificates.client_context(),
         process,
     )
-    deadline = asyncio.get_running_loop().time() + max(wait, 20.0)
-    ready_by = asyncio.get_running_loop().time() + wait
-    while asyncio.get_running_loop().time() < deadline:
+
+    async def answers() -> bool:
+        assert process.poll() is None, "the webhook exited while starting"
         try:
             async with session.get(webhook.probes + "/readyz") as response:
-                if response.status == 200 or not wait:
-                    return webhook
+                return response.status == 200 or not wait
         except aiohttp.ClientConnectionError:
-            pass
-        assert process.poll() is None, "the webhook exited while starting"
-        if wait and asyncio.get_running_loop().time() > ready_by:
-            break
-        await asyncio.sleep(0.1)
-    await stop_webhook(webhook)
-    raise AssertionError("the webhook did not become ready")
+            return False
+
+    try:
+        await eventually(
+            answers,
+            timeout=wait or 20.0,
+            what="the webhook to be ready" if wait else "the webhook to answer",
+        )
+    except BaseException:
+        if process.poll() is None:
+            await stop_webhook(webhook)
+        else:
+            await session.close()
+        raise
+    return webhook
 
 
 async def stop_webhook(webhook: Webhook) -> None:

@@ -129,12 +129,11 @@ async def test_a_quota_created_in_the_cluster_is_seen_through_the_watch(webhook,
         url = f"{api.url}/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/quotas/elasticquotas"
         async with session.post(url, json=quota("late-parent", is_parent=True, max=RES)) as r:
             assert r.status in (200, 201)
-    for _ in range(100):
-        if (await webhook.review(child))["allowed"]:
-            break
-        await asyncio.sleep(0.05)
-    else:
-        raise AssertionError("the new parent never reached the webhook")
+
+    async def allowed() -> bool:
+        return bool((await webhook.review(child))["allowed"])
+
+    await eventually(allowed, what="the new parent to reach the webhook")
 
 
 async def test_metrics_count_admissions_by_kind_operation_and_result(webhook):
@@ -205,12 +204,11 @@ async def test_a_certificate_replaced_on_disk_is_served_without_a_restart(tmp_pa
 
         assert await served() == presented(first.cert_file)
         second = Certificates.issue(tmp_path)  # a new CA and certificate over the same files
-        for _ in range(100):
-            if await served() == presented(second.cert_file):
-                break
-            await asyncio.sleep(0.05)
-        else:
-            raise AssertionError("the new certificate was never served")
+
+        async def renewed() -> bool:
+            return await served() == presented(second.cert_file)
+
+        await eventually(renewed, what="the new certificate to be served")
         hook.context = second.client_context()
         await still_serving(hook)
         assert hook.process.poll() is None  # the same process
