@@ -26,9 +26,10 @@ def queue_order(pod: Pod) -> tuple[int, float, str]:
     return (-pod.priority, pod.created, pod.key)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Budget:
-    """What a group may still admit: the headroom of its runtime and of its min."""
+    """What a group may still admit: the headroom of its runtime and of its min. A tally for
+    one decision: admitting a pod adds it to `taken` (and `locked`)."""
 
     names: Sequence[str]
     limited: Sequence[bool]
