@@ -30,17 +30,17 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
-import orjson
-from eq_engine import Pod, keys
+from eq_engine import Pod
 from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 from eq_kit.caching import PODS, QUOTAS
 from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http
 from eq_kit.throttling import TokenBucket, WorkQueue
 from eq_kit.workers import Lane, Pool
 
+from . import patches
 from .logs import logger
 from .metrics import Metrics
-from .view import OWNED_ANNOTATIONS, ClusterView, QuotaFields
+from .view import ClusterView, QuotaFields
 
 
 class Gone(Exception):
@@ -144,8 +144,7 @@ class Writer:
         async def write() -> None:
             current = seen
             if wanted.annotations != current.annotations:
-                owned = dict(zip(OWNED_ANNOTATIONS, wanted.annotations, strict=True))
-                current = await self._patch(path, {"metadata": {"annotations": owned}})
+                current = await self._patch(path, patches.owned_annotations(wanted))
             if wanted.status_used != current.status_used:
                 current = await self._write_status(path, wanted, current)
             if name in self._view.quota_fields:  # not deleted meanwhile
@@ -160,9 +159,7 @@ class Writer:
 
     async def _write_status(self, path: str, wanted: QuotaFields, seen: QuotaFields) -> QuotaFields:
         """`status.used` as wanted, resources no longer used removed."""
-        used = _loads(wanted.status_used) or {}
-        dropped = {name: None for name in _loads(seen.status_used) or {} if name not in used}
-        patch = {"status": {"used": {**used, **dropped} if wanted.status_used else None}}
+        patch = patches.status_used(wanted, seen)
         if self._status_subresource is None:
             self._status_subresource = await self._serves_status()
         if self._status_subresource:
@@ -189,8 +186,7 @@ class Writer:
         """Remove the admission gate from `pod`, keeping any other gate (one attempt: the
         admitter decides again). The API server only lets gates be removed, so a list that
         went stale meanwhile is refused, never restored."""
-        others = [{"name": name} for name in pod.other_gates]
-        patch = {"spec": {"schedulingGates": others or None}}
+        patch = patches.gate_lifted(pod)
         path = f"{PODS.url(pod.namespace)}/{pod.name}"
 
         async def write() -> None:
@@ -200,11 +196,11 @@ class Writer:
 
     async def _write_label(self, queue: WorkQueue, key: str, label: str | None) -> None:
         namespace, name = key.split("/", 1)
-        patch = {"metadata": {"labels": {keys.CAPACITY: label}}}
+        patch = patches.capacity_label(label)
 
         async def write() -> None:
             body = await self._send("PATCH", f"{PODS.url(namespace)}/{name}", patch)
-            held = ((body.get("metadata") or {}).get("labels") or {}).get(keys.CAPACITY)
+            held = patches.held_label(body)
             if key in self._view.pod_labels:  # not deleted meanwhile
                 self._view.pod_labels[key] = held
             if held != label:  # e.g. a mutating webhook took it off: again, after a pause
@@ -281,7 +277,3 @@ class Writer:
             logger.log(
                 level, "writing %s %s failed: %s; it stays pending", kind, key, why, exc_info=trace
             )
-
-
-def _loads(text: str | None) -> Any:
-    return None if text is None else orjson.loads(text)

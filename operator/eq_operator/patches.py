@@ -1,0 +1,62 @@
+"""The merge patches the operator sends, and what their answers hold of our keys.
+
+Each patch names only keys the operator owns: a JSON merge patch sets what it holds, removes
+what it sets to `null`, and leaves everything else of the object alone. So a key of ours no
+longer wanted is written as `null`, also inside `status.used`, where the patch merges into the
+resources already there. Pure: it builds and reads dicts, and sends nothing (`writing` does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+from eq_engine import Pod, keys
+
+from .view import OWNED_ANNOTATIONS, QuotaFields
+
+Patch = dict[str, Any]
+"""A JSON merge patch (`eq_kit.kube.MERGE`)."""
+
+
+def owned_annotations(wanted: QuotaFields) -> Patch:
+    """Our annotations on an ElasticQuota as wanted, those not wanted removed.
+
+    With only `runtime` and `used` wanted: `{"metadata": {"annotations": {RUNTIME: '{"cpu":"4"}',
+    REQUEST: None, USED: '{"cpu":"2"}', WAITING: None}}}`."""
+    owned = dict(zip(OWNED_ANNOTATIONS, wanted.annotations, strict=True))
+    return {"metadata": {"annotations": owned}}
+
+
+def status_used(wanted: QuotaFields, seen: QuotaFields) -> Patch:
+    """`status.used` as wanted, the resources seen but no longer used removed.
+
+    Seen `{"cpu": "4", "memory": "1Gi"}`, wanted `{"cpu": "2"}`: `{"status": {"used": {"cpu":
+    "2", "memory": None}}}`; nothing wanted: `{"status": {"used": None}}`."""
+    used = _loads(wanted.status_used) or {}
+    dropped = {name: None for name in _loads(seen.status_used) or {} if name not in used}
+    return {"status": {"used": {**used, **dropped} if wanted.status_used else None}}
+
+
+def capacity_label(label: str | None) -> Patch:
+    """A pod's `capacity` label set to `label` (None: removed)."""
+    return {"metadata": {"labels": {keys.CAPACITY: label}}}
+
+
+def held_label(answer: Mapping[str, Any]) -> str | None:
+    """The `capacity` label the pod in `answer` holds (None: none)."""
+    labels: Mapping[str, str] = (answer.get("metadata") or {}).get("labels") or {}
+    return labels.get(keys.CAPACITY)
+
+
+def gate_lifted(pod: Pod) -> Patch:
+    """The pod's scheduling gates without the admission gate: the others, in their order, or
+    none at all (`null`). With gates `[admission, "other"]`: `{"spec": {"schedulingGates":
+    [{"name": "other"}]}}`."""
+    others = [{"name": name} for name in pod.other_gates]
+    return {"spec": {"schedulingGates": others or None}}
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else orjson.loads(text)
