@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import ssl
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -99,7 +100,8 @@ class Webhook:
 
     @property
     def fail_closed(self) -> bool:
-        return self.spec.get("failurePolicy", "Fail") == "Fail"
+        policy: str = self.spec.get("failurePolicy", "Fail")
+        return policy == "Fail"
 
     @property
     def timeout(self) -> int:
@@ -355,7 +357,7 @@ def _decode_patch(hook: Webhook, response: dict[str, Any]) -> list[dict[str, Any
             f'failed calling webhook "{hook.name}": received invalid webhook response: '
             f"unsupported patch type {response.get('patchType')!r}"
         )
-    decoded: list[dict[str, Any]] = jsonpatch.json.loads(base64.b64decode(response["patch"]))
+    decoded: list[dict[str, Any]] = json.loads(base64.b64decode(response["patch"]))
     return decoded
 
 

@@ -36,10 +36,7 @@ def parse_labels(text: str) -> Match:
     for part in _split(text):
         if m := _OP.match(part):
             key, op, value = m.groups()
-            if op == "!=":
-                checks.append(lambda labels, k=key, v=value: labels.get(k) != v)
-            else:
-                checks.append(lambda labels, k=key, v=value: labels.get(k) == v)
+            checks.append(_requirement(key, "NotIn" if op == "!=" else "In", {value}))
         elif m := _SET.match(part):
             negated, key, op, values = m.groups()
             if op and negated:
@@ -103,8 +100,9 @@ def parse_fields(text: str, resource: Resource) -> Callable[[dict[str, Any]], bo
             raise ApiError(400, f"field label not supported: {path}")
         if resource.plural == "pods" and path == "spec.host":
             path = "spec.nodeName"
-        if op == "!=":
-            checks.append(lambda obj, p=path, v=value: field_value(obj, p) != v)
-        else:
-            checks.append(lambda obj, p=path, v=value: field_value(obj, p) == v)
+        checks.append(_field_is(path, value, equal=op != "!="))
     return lambda obj: all(check(obj) for check in checks)
+
+
+def _field_is(path: str, value: str, *, equal: bool) -> Callable[[dict[str, Any]], bool]:
+    return lambda obj: (field_value(obj, path) == value) == equal

@@ -4,6 +4,7 @@ routing.py. See `__init__` for the public API."""
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import copy
 from collections.abc import Callable
@@ -104,7 +105,7 @@ class ApiServer:
         self._site = web.TCPSite(self._runner, "127.0.0.1", port, reuse_address=True)
         await self._site.start()
         server = self._site._server
-        assert server is not None and server.sockets
+        assert isinstance(server, asyncio.Server) and server.sockets
         self._port = int(server.sockets[0].getsockname()[1])
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
@@ -141,7 +142,7 @@ class ApiServer:
     def seed(self, *objects: dict[str, Any]) -> list[dict[str, Any]]:
         """Store objects as a create would (uid, timestamps, RV, status rules), without
         admission; their namespaces are created when missing."""
-        stored = []
+        stored: list[dict[str, Any]] = []
         for obj in objects:
             resource = self.catalog.by_kind[obj["apiVersion"], obj["kind"]]
             obj = strategies.wipe_for_create(copy.deepcopy(obj))

@@ -137,7 +137,7 @@ class Scheduler(_Controller):
 
     def _place(self, wanted: dict[str, float], used: dict[str, dict[str, float]]) -> str | None:
         for node in sorted(self.nodes.objects.values(), key=lambda n: n["metadata"]["name"]):
-            name = node["metadata"]["name"]
+            name: str = node["metadata"]["name"]
             allocatable = {
                 k: quantity(v)
                 for k, v in ((node.get("status") or {}).get("allocatable") or {}).items()

@@ -65,8 +65,7 @@ def _qos(pod: dict[str, Any]) -> str:
     if not any(r.get("requests") or r.get("limits") for r in resources):
         return "BestEffort"
     guaranteed = all(
-        (r.get("limits") or {}).get(k)
-        and (r.get("requests") or r.get("limits"))[k] == r["limits"][k]
+        (r.get("limits") or {}).get(k) and (r.get("requests") or r["limits"])[k] == r["limits"][k]
         for r in resources
         for k in ("cpu", "memory")
     )

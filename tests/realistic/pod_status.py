@@ -61,14 +61,14 @@ def pod_status(spec: dict[str, Any], key: str, phase: str, *, evicted: bool) -> 
     qos = _qos(spec["containers"][0].get("resources", {}))
     if phase == "Pending" and "nodeName" not in spec:
         gated = bool(spec.get("schedulingGates"))
-        message = (
+        unscheduled = (
             "Scheduling is blocked due to non-empty scheduling gates"
             if gated
             else "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are "
             "available: 3 No preemption victims found for incoming pod."
         )
         reason = "SchedulingGated" if gated else "Unschedulable"
-        condition = _condition("PodScheduled", False, CREATED, reason, message)
+        condition = _condition("PodScheduled", False, CREATED, reason, unscheduled)
         return {"conditions": [condition], "phase": "Pending", "qosClass": qos}
     finished = phase in ("Succeeded", "Failed")
     if phase == "Pending":  # bound, the image is being pulled
