@@ -49,11 +49,12 @@ def full_recompute(engine: QuotaEngine, repeat: int = 15) -> list[float]:
     because a rebuild also re-places every pod, which is timed separately.
     """
     everything = set(range(engine.tree.size))
+    capacity = engine.capacity()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        engine._refresh_requests(None)
-        engine._refresh_runtime(everything, total_changed=True)
+        engine.accounting.refresh_requests(None)
+        engine.accounting.refresh_runtime(everything, capacity=capacity, total_changed=True)
         times.append(time.perf_counter() - start)
     return times
 

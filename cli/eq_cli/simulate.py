@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from eq_engine import EngineConfig, GroupStatus, Problem, QuotaEngine, ResourceList
+from eq_engine.admission import admissions
+from eq_engine.reclaim import reclaim_plan
 
 from .loading import Objects
 
@@ -55,8 +57,8 @@ def simulate(objects: Objects, *, capacity: ResourceList | None, config: EngineC
             PodResult(pod.key, group, label)
             for pod, group, label in sorted(engine.pods(), key=lambda p: p[0].key)
         ),
-        reclaim=engine.reclaim_plan(),
+        reclaim=reclaim_plan(engine),
         problems=tuple(engine.problems),
         engine=engine,
-        waiting=dict(engine.admissions().waiting_per_group),
+        waiting=dict(admissions(engine).waiting_per_group),
     )

@@ -4,7 +4,7 @@ A pod waits behind the admission gate until its group can take it: the group's u
 it has admitted that is not scheduled yet, plus this pod's request fit inside the group's runtime
 (on the resources the runtime limits) and, for a non-preemptible pod, inside the group's min.
 An admitted pod holds budget until it is bound only while the edge says it was admitted a
-moment ago (`QuotaEngine.admissions(holding=...)`): a pod that never schedules (an unbound
+moment ago (`admissions(engine, holding=...)`): a pod that never schedules (an unbound
 volume, a selector no node matches) or that nobody admitted cannot hold its group's budget.
 Pods are admitted most important first (priority, then creation time); the first one that does
 not fit holds the rest of its group back, so that a large pod is not starved by small ones
@@ -13,12 +13,15 @@ behind it. Admitting counts at once: two pods never both take the last unit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+from .accounting import NP_USED, USED
+from .engine import QuotaEngine
 from .objects import Pod
 from .problems import listing
 from .quantities import format_quantity
+from .state import Member
 
 
 def queue_order(pod: Pod) -> tuple[int, float, str]:
@@ -107,6 +110,44 @@ def admit(group: str, budget: Budget, pods: Sequence[tuple[Pod, Sequence[int]]])
         waiting.update((later.key, behind) for later, _ in ordered[position + 1 :])
         break
     return Admissions(tuple(admitted), waiting, {group: len(waiting)} if waiting else {})
+
+
+def admissions(engine: QuotaEngine, *, holding: Collection[str] = ()) -> Admissions:
+    """For every group with pods behind the admission gate: which may go now (`admit`).
+
+    `holding`: pods the edge admitted a moment ago. Those the scheduler has not bound yet
+    count as taken, also while the watch still shows their gate, so calling this again
+    after the edge lifted the gates admits nobody twice. An unbound pod not in `holding`
+    counts only once bound.
+    """
+    store, accounts = engine.store, engine.accounting
+    assert not store.tree_dirty
+    queues: dict[int, list[Member]] = {}
+    for key in store.gated.difference(holding):
+        member = store.pods[key]
+        queues.setdefault(member.group, []).append(member)
+    admitted: list[str] = []
+    waiting: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    for group, queue in queues.items():
+        budget = Budget(
+            names=accounts.names,
+            limited=accounts.has_runtime[group].tolist(),
+            runtime=accounts.runtime[group].tolist(),
+            taken=accounts.total[group, accounts.block(USED)].tolist(),
+            min=accounts.effective_min[group].tolist(),
+            locked=accounts.total[group, accounts.block(NP_USED)].tolist(),
+        )
+        for member in store.members[group]:
+            pod = member.pod
+            if pod.key in holding and not pod.scheduled:
+                budget.hold(pod.key, member.request, pod.preemptible)
+        name = accounts.tree.groups[group].name
+        decided = admit(name, budget, [(m.pod, m.request) for m in queue])
+        admitted += decided.admitted
+        waiting.update(decided.waiting)
+        counts.update(decided.waiting_per_group)
+    return Admissions(tuple(admitted), waiting, counts)
 
 
 def _q(name: str, amount: int) -> str:

@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .admission import queue_order
+from .admission import admissions, queue_order
 from .engine import QuotaEngine
 from .quantities import format_quantity
+from .reclaim import reclaim_plan
 from .status import GroupStatus
 
 Amounts = Mapping[str, int]
@@ -70,7 +71,7 @@ def explain_pod(engine: QuotaEngine, key: str) -> Explanation:
         lines.append("pending: not bound to a node yet, so it has no capacity label")
     else:
         lines.append(f"no capacity label: {group} is outside quota")
-    victims = engine.reclaim_plan().get(group, [])
+    victims = reclaim_plan(engine).get(group, [])
     if key in victims:
         lines.append(
             f"reclaim: {_ordinal(victims.index(key) + 1)} of {len(victims)} pods {group} would "
@@ -108,7 +109,7 @@ def _waiting(engine: QuotaEngine, key: str, group: str) -> list[str]:
     """Its place in the group's queue, why it waits, and what would let it in."""
     queue = sorted((pod for pod, _ in engine.group_pods(group) if pod.gated), key=queue_order)
     place = [pod.key for pod in queue].index(key) + 1
-    reason = engine.admissions().waiting.get(key)
+    reason = admissions(engine).waiting.get(key)
     lines = [f"waiting: {_ordinal(place)} of {len(queue)} behind the admission gate of {group}"]
     if reason is None:
         return [*lines, "it fits now: the operator lifts its gate at its next round"]

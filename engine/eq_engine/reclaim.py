@@ -10,6 +10,8 @@ evicted pods least important first (7, then 9), the order in which they should g
 Used is compared on the runtime's resources only (a resource the runtime lacks is not
 limited). Unlike Koordinator, the working sum is not narrowed to each pod's own resources after
 a subtraction, which could declare a group satisfied while it still exceeds its runtime.
+
+`reclaims` decides, on an engine that has recomputed, the reclaim of every over-used group.
 """
 
 from __future__ import annotations
@@ -20,7 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from .accounting import USED
+from .classification import importance
+from .engine import QuotaEngine
 from .integers import Amounts
+from .keys import OVER_QUOTA
+from .tree import ROOT, SYSTEM
 
 
 def exceeds(used: Amounts, runtime: Amounts, limited: npt.NDArray[np.bool_]) -> bool:
@@ -105,3 +112,65 @@ class GroupReclaim:
             candidates=requests,
         )
         return [left[index] for index in chosen]
+
+
+def reclaims(engine: QuotaEngine, *, leaving: Collection[str] = ()) -> dict[str, GroupReclaim]:
+    """Each group whose used exceeds its runtime, with its reclaim decided on this state.
+
+    Pods already terminating, and those in `leaving` (just evicted), count as returned: they
+    are not evicted twice, and nothing else is evicted in their place. Only preemptible
+    over-quota pods are candidates, so a refusal (a PodDisruptionBudget) never lets an in-quota
+    pod be chosen instead. A group whose plan has no victims is over its runtime but has
+    nothing of its own left to evict.
+    """
+    store, accounts = engine.store, engine.accounting
+    assert not store.tree_dirty
+    used = accounts.total[:, accounts.block(USED)]
+    over = np.any((used > accounts.runtime) & accounts.has_runtime, axis=1)
+    over[[ROOT, SYSTEM]] = False
+    plans: dict[str, GroupReclaim] = {}
+    width = len(accounts.names)
+    for group in np.flatnonzero(over).tolist():
+        members = [m for m in store.members[group] if m.pod.scheduled]
+        going = {m.pod.key for m in members if m.pod.terminating or m.pod.key in leaving}
+        returned = [m.request for m in members if m.pod.key in going]
+        candidates = sorted(
+            (
+                m
+                for m in members
+                if m.pod.preemptible
+                and not m.pod.node_pinned  # it would come back on its node at once
+                and engine.capacity_label(m.pod.key) == OVER_QUOTA  # never in-quota ones
+                and m.pod.key not in going
+            ),
+            key=lambda m: importance(m.pod),
+            reverse=True,
+        )
+        still_used = used[group] - np.array(returned, dtype=np.int64).reshape(
+            len(returned), width
+        ).sum(axis=0)
+        status = engine.status(accounts.tree.groups[group].name)
+        plans[status.name] = GroupReclaim(
+            group=status.name,
+            used=dict(status.used),
+            runtime=dict(status.runtime or {}),
+            candidates=tuple(
+                Victim(m.pod.key, m.pod.uid, engine.pod_request(m.pod.key)) for m in candidates
+            ),
+            remaining=tuple(still_used.tolist()),
+            limits=tuple(accounts.runtime[group].tolist()),
+            limited=tuple(accounts.has_runtime[group].tolist()),
+            resources=accounts.names,
+        )
+    return plans
+
+
+def reclaim_plan(
+    engine: QuotaEngine, *, keep: Collection[str] = (), leaving: Collection[str] = ()
+) -> dict[str, list[str]]:
+    """For each group whose used exceeds its runtime: the pods to evict, in order, only ever
+    over-quota ones (`reclaims`, with the `keep` pods refused)."""
+    return {
+        name: [victim.key for victim in plan.victims(keep)]
+        for name, plan in reclaims(engine, leaving=leaving).items()
+    }

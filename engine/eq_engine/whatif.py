@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from .admission import admissions
 from .config import EngineConfig
 from .engine import QuotaEngine
 from .objects import Node, Pod, Quota
 from .quantities import ResourceList, format_quantity
+from .reclaim import reclaim_plan
 from .reviews import Operation, review_quota
 
 Objects = Sequence[Quota | Pod | Node]
@@ -95,10 +97,10 @@ def what_if(
         for pod, _, label in sorted(after.pods(), key=lambda entry: entry[0].key)
         if labels_before.get(pod.key) != label
     ]
-    planned = {key for keys in before.reclaim_plan().values() for key in keys}
-    evicted = [key for keys in after.reclaim_plan().values() for key in keys if key not in planned]
-    admitted_before = set(before.admissions().admitted)
-    admitted = [key for key in after.admissions().admitted if key not in admitted_before]
+    planned = {key for keys in reclaim_plan(before).values() for key in keys}
+    evicted = [key for keys in reclaim_plan(after).values() for key in keys if key not in planned]
+    admitted_before = set(admissions(before).admitted)
+    admitted = [key for key in admissions(after).admitted if key not in admitted_before]
     return WhatIf(
         runtimes=tuple(runtimes),
         labels=tuple(labels),

@@ -1,7 +1,7 @@
 """Quota-gated scheduling, the operator's half: lift the admission gate of the pods the engine
 admits, and tell the others why they wait.
 
-The webhook gates new pods; the engine decides (`QuotaEngine.admissions`, on one snapshot);
+The webhook gates new pods; the engine decides (`admission.admissions`, on one snapshot);
 this module acts, and never changes the engine: only the watch does. An admitted pod holds its
 group's budget as soon as the API server accepts the patch (`holding`), so the next decision
 counts it even while the watch still shows its gate, until the scheduler binds it, but for
@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 
 from eq_engine import Pod
+from eq_engine.admission import admissions
 from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 
 from .events import Recorder
@@ -67,7 +68,7 @@ class Admitter:
     async def round(self) -> set[str]:
         """Admit what fits now; return the groups whose count of waiting pods changed."""
         engine, now = self._view.engine, self._clock()
-        decided = engine.admissions(holding=self._holding())
+        decided = admissions(engine, holding=self._holding())
         # The decision's pods, read before any await: the watch may change the engine meanwhile.
         pods = [
             pod

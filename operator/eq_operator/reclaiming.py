@@ -36,7 +36,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from eq_engine import ResourceList, format_resource_list, keys
-from eq_engine.reclaim import GroupReclaim, Victim
+from eq_engine.reclaim import GroupReclaim, Victim, reclaims
 from eq_kit.backoff import Backoff
 from eq_kit.caching import QUOTAS
 from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http, micro_time
@@ -173,7 +173,7 @@ class Reclaimer:
         `refresh` brings the engine up to date with the watch (the loop's recompute)."""
         now = self._clock()
         self._remember(now)
-        plans = self._view.engine.reclaims(leaving=self._evicted)
+        plans = reclaims(self._view.engine, leaving=self._evicted)
         for group in list(self._over_since):
             if group not in plans:
                 del self._over_since[group]
@@ -201,7 +201,7 @@ class Reclaimer:
         acted = False
         while attempts < self._settings.max_evictions:
             refresh()  # planned again on what the watch shows now, never on an older plan
-            plan = self._view.engine.reclaims(leaving=leaving.union(self._evicted)).get(group)
+            plan = reclaims(self._view.engine, leaving=leaving.union(self._evicted)).get(group)
             if plan is None:
                 break
             kept = refused.union(v.key for v in plan.candidates if v.key not in known)

@@ -1,6 +1,7 @@
 """Over-quota labels (DESIGN.md) and reclaim plans (koordinator-semantics.md 5)."""
 
 from eq_engine import EngineConfig
+from eq_engine.reclaim import reclaim_plan
 
 from tests.manifests import pod, quota, run
 
@@ -97,7 +98,7 @@ def test_reclaim_follows_koordinators_two_passes():
     ]
     engine = run(*objects, capacity={"cpu": 1, "memory": 100})
     # Koordinator's pick (p9 and p7), evicted least important first
-    assert engine.reclaim_plan() == {"t": ["apps/p7", "apps/p9"]}
+    assert reclaim_plan(engine) == {"t": ["apps/p7", "apps/p9"]}
 
 
 def test_reclaim_evicts_everything_taken_when_even_that_is_not_enough():
@@ -109,7 +110,7 @@ def test_reclaim_evicts_everything_taken_when_even_that_is_not_enough():
         capacity={"cpu": 10},
     )
     # least important first: b (started later), then a; the locked pod is never taken
-    assert engine.reclaim_plan() == {"t": ["apps/b", "apps/a"]}
+    assert reclaim_plan(engine) == {"t": ["apps/b", "apps/a"]}
 
 
 def test_groups_within_runtime_and_system_pods_are_never_reclaimed():
@@ -119,7 +120,7 @@ def test_groups_within_runtime_and_system_pods_are_never_reclaimed():
         pod("dns", namespace="kube-system", cpu="1"),
         capacity={"cpu": 10},
     )
-    assert engine.reclaim_plan() == {}
+    assert reclaim_plan(engine) == {}
 
 
 def test_borrower_returns_what_a_lender_asks_back_taking_only_over_quota_pods():
@@ -132,7 +133,7 @@ def test_borrower_returns_what_a_lender_asks_back_taking_only_over_quota_pods():
     engine = run(*objects, capacity={"cpu": 10})
     assert engine.status("borrower").runtime == {"cpu": 4000}
     assert labels(engine)["b1"] == "in-quota" and labels(engine)["b2"] == "over-quota"
-    assert engine.reclaim_plan() == {"borrower": ["apps/b4", "apps/b3", "apps/b2"]}
+    assert reclaim_plan(engine) == {"borrower": ["apps/b4", "apps/b3", "apps/b2"]}
 
 
 def test_terminating_pods_count_as_returned_and_kept_pods_are_replaced():
@@ -141,13 +142,13 @@ def test_terminating_pods_count_as_returned_and_kept_pods_are_replaced():
         objects += [pod(f"p{i}", quota="t", cpu="1", priority=10 - i) for i in range(4)]
         return run(*objects, *extra, capacity={"cpu": 10})
 
-    assert borrower().reclaim_plan() == {"t": ["apps/p3", "apps/p2"]}
+    assert reclaim_plan(borrower()) == {"t": ["apps/p3", "apps/p2"]}
     leaving = pod("p3", quota="t", cpu="1", priority=7)
     leaving["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
     # p3 is on its way out: only p2 more is needed, and p3 is not evicted again
-    assert borrower(leaving).reclaim_plan() == {"t": ["apps/p2"]}
+    assert reclaim_plan(borrower(leaving)) == {"t": ["apps/p2"]}
     # a PodDisruptionBudget refused p3: p1 goes in its place
-    assert borrower().reclaim_plan(keep={"apps/p3"}) == {"t": ["apps/p2", "apps/p1"]}
+    assert reclaim_plan(borrower(), keep={"apps/p3"}) == {"t": ["apps/p2", "apps/p1"]}
 
 
 def test_default_group_is_reclaimed_against_its_max():
@@ -157,4 +158,4 @@ def test_default_group_is_reclaimed_against_its_max():
         pod("y", namespace="n", cpu="1"),
         capacity={"cpu": 10},
     )
-    assert engine.reclaim_plan() == {DEFAULT: ["n/y"]}
+    assert reclaim_plan(engine) == {DEFAULT: ["n/y"]}

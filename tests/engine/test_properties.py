@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from eq_engine import EngineConfig, QuotaEngine, parse_pod
+from eq_engine.reclaim import reclaim_plan
 from hypothesis import given, note
 from hypothesis import strategies as st
 
@@ -146,7 +147,7 @@ def test_reclaim_never_takes_an_in_quota_pod_also_when_evictions_are_refused(obj
     labels = {p.key: label for p, _, label in engine.pods()}
     refused: set[str] = set()
     for _ in range(3):  # the edge re-plans after each round of refusals (PDBs, errors)
-        plans = engine.reclaim_plan(keep=refused)
+        plans = reclaim_plan(engine, keep=refused)
         for victims in plans.values():
             for key in victims:
                 assert labels[key] == "over-quota"

@@ -1,0 +1,242 @@
+"""The numbers of every group of one tree: request and used bottom-up, runtime top-down.
+
+`Accounting` is built for one tree and its resource columns, and holds int64 arrays indexed by
+(group, resource) in the order of `tree.py`. A group's row of sums has four blocks side by
+side, each as wide as the columns: request, used, non-preemptible request, non-preemptible used
+(`REQUEST`, `USED`, `NP_REQUEST`, `NP_USED`). `count` adds or takes away one pod's share of its
+group's own sums; `refresh_requests` sums bottom-up from the groups whose sums moved (2.2, 3.3),
+and `refresh_runtime` reruns top-down the splits whose inputs moved (2.3-2.8). Both give
+exactly the numbers of a sweep over every group. Pure arithmetic: which pod is in which group
+is `state.py`'s, and what the numbers are shown as is `publishing.py`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .integers import Amounts, amounts, present
+from .objects import Pod
+from .runtime import Index, Mask, Runs, scale_min, split
+from .tree import DEFAULT, ROOT, SYSTEM, Tree
+
+REQUEST, USED, NP_REQUEST, NP_USED = range(4)
+"""The four blocks of a group's row of sums: request, used, non-preemptible request/used."""
+
+
+def columns(tree: Tree, capacity: Mapping[str, int]) -> tuple[str, ...]:
+    """The resources the accounting counts, sorted: the cluster's, and those of every min and
+    max (a group may limit a resource no node has yet)."""
+    resources = set(capacity)
+    for group in tree.groups:
+        resources.update(group.max or (), group.min)
+    return tuple(sorted(resources))
+
+
+class Accounting:
+    """Every group's settings and computed values on one tree, by (group, resource)."""
+
+    def __init__(self, tree: Tree, names: tuple[str, ...], *, min_scaling: bool) -> None:
+        self.tree = tree
+        self.names = names
+        self.min_scaling = min_scaling
+        groups = tree.groups
+        rows = len(groups)
+
+        def matrix(values: Iterable[Amounts | np.ndarray]) -> np.ndarray:
+            return np.array(list(values)).reshape(rows, len(names))
+
+        has_max = matrix(present(g.max, names) for g in groups)
+        bounded = np.array([g.max is not None for g in groups])
+        lend = np.array([g.allow_lent for g in groups])
+        has_runtime = has_max.copy()
+        has_runtime[ROOT] = True
+        has_runtime[SYSTEM] = False
+        tree_rows = slice(DEFAULT + 1, rows)
+        split_keys = has_max & bounded[:, None]  # a parent's split covers its max keys...
+        split_keys[ROOT] = True  # ...the root's, every resource
+        has_runtime[tree_rows] &= split_keys[tree.parent_index[tree_rows]]
+        if not bounded[DEFAULT]:
+            has_runtime[DEFAULT] = False
+        ceiling = has_max & bounded[:, None]
+        ceiling[[SYSTEM, DEFAULT]] = False  # their whole request goes up (2.2)
+        has_min = matrix(present(g.min, names) for g in groups)
+        order = sorted(range(rows), key=lambda i: groups[i].name)
+        tie_rank = np.empty(rows, dtype=np.intp)
+        tie_rank[order] = np.arange(rows)
+        width = 4 * len(names)
+
+        self.request_keys: list[list[bool]] = has_max.tolist()
+        """A pod's request counts on its group's max keys (all of them: unlimited groups)."""
+        self.ceiling: Mask = ceiling
+        """Clip to max: bounded groups on their max keys (never the built-ins)."""
+        self.max: Amounts = matrix(amounts(g.max, names) for g in groups)
+        self.floor: Mask = has_min & ~lend[:, None]
+        """Raise request to min: non-lending groups on their min keys."""
+        self.min: Amounts = matrix(amounts(g.min, names) for g in groups)
+        self.weight: Amounts = matrix(amounts(g.shared_weight, names) for g in groups)
+        self.lend: Mask = lend
+        self.tie_rank: Index = tie_rank
+        self.has_runtime: Mask = has_runtime
+        self.own: Amounts = np.zeros((rows, width), dtype=np.int64)
+        """Pods bound to the group itself: the four blocks side by side."""
+        self.total: Amounts = np.zeros((rows, width), dtype=np.int64)
+        """`own` plus what the children pass up."""
+        self.passed_up: Amounts = np.zeros((rows, width), dtype=np.int64)
+        """Request clipped to max, then used and non-preemptible, unclipped."""
+        self.request: Amounts = np.zeros((rows, len(names)), dtype=np.int64)
+        self.effective_min: Amounts = self.min.copy()
+        self.runtime: Amounts = np.zeros((rows, len(names)), dtype=np.int64)
+        self.runtime[DEFAULT] = np.where(has_runtime[DEFAULT], self.max[DEFAULT], 0)
+        self._depths: list[int] = tree.depth.tolist()  # plain integers for the sweeps
+
+    def block(self, block: int) -> slice:
+        """The columns of one block of a row of sums (`USED`, ...)."""
+        width = len(self.names)
+        return slice(block * width, (block + 1) * width)
+
+    def count(self, group: int, pod: Pod, request: Sequence[int], sign: int = 1) -> None:
+        """Add a pod's `request` (on the columns) to its group's own sums; sign -1 takes it
+        away. It counts in used once scheduled, in the non-preemptible blocks if it is so."""
+        share = list(request) if sign > 0 else [-amount for amount in request]
+        zero = [0] * len(share)
+        scheduled, locked = pod.scheduled, not pod.preemptible
+        self.own[group] += np.array(
+            share
+            + (share if scheduled else zero)
+            + (share if locked else zero)
+            + (share if locked and scheduled else zero),
+            dtype=np.int64,
+        )
+
+    def _by_depth(self, groups: Iterable[int]) -> dict[int, set[int]]:
+        depth = self._depths
+        found: dict[int, set[int]] = {}
+        for group in groups:
+            found.setdefault(depth[group], set()).add(group)
+        return found
+
+    def refresh_requests(self, dirty: set[int] | None) -> tuple[set[int], set[int]]:
+        """Request, used and non-preemptible sums, bottom-up from `dirty` groups (None: all of
+        them) (2.2, 3.3).
+
+        Returns the groups whose values changed, and the parents whose split must rerun: those
+        with a child whose request moved, unless the child stays short of its new and old
+        request on every resource that moved. Such a child is never capped in the split's
+        rounds either way, so its parent's split gives the same numbers (2.4).
+        """
+        tree = self.tree
+        pending = {} if dirty is None else self._by_depth(dirty)
+        changed: set[int] = set()
+        resplit: set[int] = set()
+        request_block = self.block(REQUEST)
+        for depth in range(max(len(tree.levels), 1), -1, -1):  # system/default sit at depth 1
+            if dirty is None:
+                groups = np.arange(*tree.span(depth))
+            elif depth in pending:
+                groups = np.array(sorted(pending[depth]), dtype=np.intp)
+            else:
+                continue
+            total = self.own[groups]
+            rows, starts, owners = tree.children_of(groups)
+            if len(rows):
+                total[np.searchsorted(groups, owners)] += np.add.reduceat(
+                    self.passed_up[rows], starts, axis=0
+                )
+            if depth == 0:  # the root also counts the system and default groups' pods
+                total += self.passed_up[SYSTEM] + self.passed_up[DEFAULT]
+            request = total[:, request_block]
+            request = np.where(self.floor[groups], np.maximum(request, self.min[groups]), request)
+            passed = total.copy()
+            passed[:, request_block] = np.where(
+                self.ceiling[groups], np.minimum(request, self.max[groups]), request
+            )
+            moved = (passed != self.passed_up[groups]).any(axis=1)
+            before, after = self.passed_up[groups, request_block], passed[:, request_block]
+            short_of_both = self.has_runtime[groups] & (
+                self.runtime[groups] < np.minimum(before, after)
+            )
+            reshares = ((before != after) & ~short_of_both).any(axis=1)
+            differs = (
+                moved
+                | (request != self.request[groups]).any(axis=1)
+                | (total != self.total[groups]).any(axis=1)
+            )
+            self.total[groups], self.request[groups], self.passed_up[groups] = (
+                total,
+                request,
+                passed,
+            )
+            if dirty is None:
+                continue  # everything is recomputed and reported anyway
+            changed.update(groups[differs].tolist())
+            parents = [p for p in tree.parent_index[groups[moved]].tolist() if p >= 0]
+            changed.update(parents)
+            if parents:
+                pending.setdefault(depth - 1, set()).update(parents)
+            resplit.update(p for p in tree.parent_index[groups[reshares]].tolist() if p >= 0)
+        if dirty is None:
+            return set(range(tree.size)), set(range(tree.size))
+        return changed, resplit
+
+    def refresh_runtime(
+        self, resplit: set[int], *, capacity: Mapping[str, int], total_changed: bool
+    ) -> tuple[set[int], set[int]]:
+        """Runtime top-down (2.3-2.8): reruns the split of the parents in `resplit`, of the
+        root if the total changed (the cluster's `capacity`, or what the system and default
+        groups use), and of every parent whose own runtime changes on the way.
+
+        Returns the groups whose runtime or effective min changed, and those among them whose
+        effective min changed: their pods' labels follow it.
+        """
+        tree = self.tree
+        used = self.block(USED)
+        changed: set[int] = set()
+        shifted_min: set[int] = set()
+        rerun = self._by_depth(resplit)
+        if total_changed:
+            cluster = amounts(capacity, self.names)
+            total = np.maximum(cluster - self.total[SYSTEM, used] - self.total[DEFAULT, used], 0)
+            if not np.array_equal(total, self.runtime[ROOT]):
+                self.runtime[ROOT] = total
+                changed.add(ROOT)
+                rerun.setdefault(0, set()).add(ROOT)
+        for depth in range(len(tree.levels)):
+            if depth not in rerun:
+                continue
+            parents = np.array(sorted(rerun[depth]), dtype=np.intp)
+            rows, starts, owners = tree.children_of(parents)
+            if not len(rows):
+                continue
+            runs = Runs.of(starts, len(rows), len(self.names))
+            scalable = self.has_runtime[owners] & self.min_scaling
+            if depth == 0:  # the root scales only what the cluster has; the rest keep their min
+                scalable &= present(capacity, self.names)
+            parent_total = runs.flat(np.where(self.has_runtime[owners], self.runtime[owners], 0))
+            effective_min = scale_min(
+                total=parent_total,
+                scalable=runs.flat(scalable),
+                min_=runs.flat(self.min[rows]),
+                runs=runs,
+            )
+            flat_runtime = split(
+                total=parent_total,
+                request=runs.flat(self.passed_up[rows, self.block(REQUEST)]),
+                min_=effective_min,
+                weight=runs.flat(self.weight[rows]),
+                lend=runs.per_child(self.lend[rows]),
+                tie_rank=runs.per_child(self.tie_rank[rows]),
+                runs=runs,
+            )
+            runtime = np.where(self.has_runtime[rows], runs.matrix(flat_runtime), 0)
+            effective_min = runs.matrix(effective_min)
+            shifted = (effective_min != self.effective_min[rows]).any(axis=1)
+            moved = (runtime != self.runtime[rows]).any(axis=1) | shifted
+            shifted_min.update(rows[shifted].tolist())
+            self.runtime[rows], self.effective_min[rows] = runtime, effective_min
+            moved_rows = rows[moved].tolist()
+            changed.update(moved_rows)
+            if moved_rows:  # their own children's split reruns, if they have any
+                rerun.setdefault(depth + 1, set()).update(moved_rows)
+        return changed, shifted_min

@@ -1,0 +1,191 @@
+"""The pod and group store: what the events fed in, which group each pod counts in, and what
+has changed since the last recompute.
+
+`Store` keeps the ElasticQuotas, the nodes' allocatable (summed as nodes come and go) and every
+pod that has not finished. A pod event places the pod in its group (`Tree.group_of`), counts it
+in that group's own sums (`Accounting.count`) and marks the group dirty; a quota event, or a
+resource the accounting has no column for, marks the whole tree dirty, and the next recompute
+builds a new tree and places every pod again (`regroup`). The store computes nothing itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .accounting import Accounting
+from .integers import clamp
+from .objects import Node, Pod, Quota
+from .problems import Problem
+from .quantities import ResourceList
+
+_INTERNED = 1024
+"""Request vectors kept for sharing beyond two per pod, before the table starts over."""
+
+
+@dataclass(slots=True, eq=False)
+class Member:
+    """A pod the accounting knows: its group and its request masked to that group's max.
+
+    `request` is a tuple shared by every member with the same one (see `Store._place`): an
+    engine holds every pod of the cluster, so a member must stay small.
+    """
+
+    pod: Pod
+    group: int = -1
+    request: tuple[int, ...] = ()
+
+
+class Store:
+    """The cluster as the events describe it, placed on the accounting's tree."""
+
+    def __init__(self, accounts: Accounting) -> None:
+        self.accounts = accounts
+        """The numbers of the current tree; replaced by `regroup`."""
+        self.quotas: dict[tuple[str, str], Quota] = {}
+        self._nodes: dict[str, ResourceList] = {}
+        self._node_total: dict[str, tuple[int, int]] = {}  # resource: (sum, nodes having it)
+        self._capacity_override: ResourceList | None = None
+        self.pods: dict[str, Member] = {}
+        self.pod_problems: dict[str, Problem] = {}
+        self.gated: set[str] = set()
+        """Pods waiting behind the admission gate."""
+        self.members: list[set[Member]] = []
+        """Per group: its own pods."""
+        self._vectors: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self.tree_dirty = True
+        self.capacity_dirty = True
+        self.dirty_groups: set[int] = set()
+        """Groups whose own sums moved."""
+        self.dirty_members: set[int] = set()
+        """Groups whose pods' labels must be decided again."""
+
+    # ---------------------------------------------------------------- quotas and nodes
+
+    def set_quota(self, quota: Quota) -> None:
+        """Add or update a group; an unchanged one (e.g. only its status moved) costs nothing."""
+        key = (quota.namespace, quota.name)
+        if self.quotas.get(key) != quota:
+            self.quotas[key] = quota
+            self.tree_dirty = True
+
+    def remove_quota(self, namespace: str, name: str) -> None:
+        if self.quotas.pop((namespace, name), None) is not None:
+            self.tree_dirty = True
+
+    def set_node(self, node: Node) -> None:
+        old = self._nodes.get(node.name)
+        if old != node.allocatable:
+            self._add_allocatable(old or {}, -1)
+            self._add_allocatable(node.allocatable, +1)
+            self._nodes[node.name] = node.allocatable
+            self._capacity_changed(node.allocatable)
+
+    def remove_node(self, name: str) -> None:
+        old = self._nodes.pop(name, None)
+        if old is not None:
+            self._add_allocatable(old, -1)
+            self.capacity_dirty = True
+
+    def _add_allocatable(self, allocatable: ResourceList, sign: int) -> None:
+        for name, amount in allocatable.items():
+            total, nodes = self._node_total.get(name, (0, 0))
+            if nodes + sign:
+                self._node_total[name] = (total + sign * amount, nodes + sign)
+            else:  # no node has it any more
+                del self._node_total[name]
+
+    def set_capacity(self, capacity: ResourceList | None) -> None:
+        """Use `capacity` as the cluster's total instead of the nodes' allocatable sum."""
+        self._capacity_override = capacity
+        self._capacity_changed(capacity or {})
+
+    def _capacity_changed(self, resources: ResourceList) -> None:
+        self.capacity_dirty = True
+        if not set(resources) <= set(self.accounts.names):  # a new resource: new columns
+            self.tree_dirty = True
+
+    def capacity(self) -> dict[str, int]:
+        """The cluster's total: the override, or the sum of every node's allocatable."""
+        if self._capacity_override is not None:
+            return dict(self._capacity_override)
+        return {name: total for name, (total, _) in self._node_total.items()}
+
+    # ---------------------------------------------------------------- pods
+
+    def set_pod(self, pod: Pod) -> None:
+        """Add or update a pod that has not finished."""
+        old = self.pods.get(pod.key)
+        if old is not None and old.pod == pod:
+            return  # e.g. only its label or its status conditions moved
+        if pod.gated:
+            self.gated.add(pod.key)
+        else:
+            self.gated.discard(pod.key)
+        member = Member(pod)
+        self.pods[pod.key] = member
+        if self.tree_dirty:
+            return
+        self._place(member)
+        if old is None:
+            self._count(member, +1)
+        elif (old.group, old.pod.scheduled, old.pod.preemptible) != (
+            member.group,
+            pod.scheduled,
+            pod.preemptible,
+        ) or old.request != member.request:
+            self._count(old, -1)
+            self._count(member, +1)
+        else:  # same sums; the order of the group's pods may still change
+            self.members[member.group].discard(old)
+            self.members[member.group].add(member)
+            self.dirty_members.add(member.group)
+
+    def remove_pod(self, key: str) -> None:
+        member = self.pods.pop(key, None)
+        self.pod_problems.pop(key, None)
+        self.gated.discard(key)
+        if member is not None and not self.tree_dirty:
+            self._count(member, -1)
+
+    def regroup(self, accounts: Accounting) -> None:
+        """Place every pod on the new tree of `accounts`, and count it there."""
+        self.accounts = accounts
+        self.members = [set() for _ in accounts.tree.groups]
+        self._vectors = {}
+        for member in self.pods.values():
+            self._place(member)
+            self.members[member.group].add(member)
+            accounts.count(member.group, member.pod, member.request)
+
+    def clean(self) -> None:
+        """Everything that changed is accounted for: the recompute is done."""
+        self.tree_dirty = self.capacity_dirty = False
+        self.dirty_groups, self.dirty_members = set(), set()
+
+    def _place(self, member: Member) -> None:
+        accounts = self.accounts
+        group, problem = accounts.tree.group_of(member.pod)
+        if problem is None:
+            self.pod_problems.pop(member.pod.key, None)
+        else:
+            self.pod_problems[member.pod.key] = problem
+        member.group = group
+        request = member.pod.request
+        vector = tuple(
+            clamp(request.get(name, 0)) if keep else 0
+            for name, keep in zip(accounts.names, accounts.request_keys[group], strict=True)
+        )
+        if len(self._vectors) > 2 * len(self.pods) + _INTERNED:
+            # Shapes of pods long gone: start over (members keep the tuples they hold).
+            self._vectors = {}
+        member.request = self._vectors.setdefault(vector, vector)
+
+    def _count(self, member: Member, sign: int) -> None:
+        self.accounts.count(member.group, member.pod, member.request, sign)
+        members = self.members[member.group]
+        if sign > 0:
+            members.add(member)
+        else:
+            members.discard(member)
+        self.dirty_groups.add(member.group)
+        self.dirty_members.add(member.group)
