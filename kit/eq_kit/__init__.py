@@ -1,5 +1,14 @@
-"""eq_kit: the small pieces both edges (webhook and operator) use, so neither repeats them.
+"""eq_kit: the I/O pieces the edges (webhook, operator, and `kubectl eq`) share, so that none
+repeats them.
 
-HTTP probes and metrics, and reading raw API responses. No rules, no engine: the edges import
-it, it imports neither.
+- `caching`: one list-then-watch cache per kind (client-go's reflector), feeding a sink, and
+  the kinds the product reads (`QUOTAS`, `PODS`, `NODES`).
+- `kube`: raw JSON requests to the API server (`Http`), a LIST a page at a time (`pages`),
+  what a failed request raises (`ApiError`, `TRANSPORT_ERRORS`), the merge-patch type.
+- `backoff`: the one backoff (`Backoff`), for anything tried again after a failure.
+- `throttling`: the client-side token bucket and the rate-limited work queue.
+- `workers`: workers over work queues (`Pool`).
+- `probes`: /healthz, /readyz and /metrics.
+
+No rules, no engine: the edges import it, it imports none of them nor the engine.
 """
