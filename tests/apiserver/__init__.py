@@ -14,6 +14,10 @@ discovery, Tables (tables.py), `/openapi/v3` (openapi.py) with `fieldValidation`
 merge, JSON and strategic merge patches (patching.py), label and field selectors. Not served:
 protobuf bodies (typed commands such as `kubectl create namespace`: 415), server-side apply,
 `/openapi/v2`, the scale subresource.
+
+A request goes from server.py (the state and the helpers above) to routing.py (user, resource,
+verb, injected faults), then to reading.py (GET, LIST, WATCH), writing.py (admission.py's
+webhooks, strategies.py's rules, storage.py) or discovery.py (the URLs that are not resources).
 """
 
 from .admission import User
