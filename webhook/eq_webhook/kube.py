@@ -12,7 +12,7 @@ from eq_engine.reviews import BoundPodQuery
 from eq_kit.caching import PODS
 from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http, pages
 
-from .admission import PodLister, PodListing, PodLookupError
+from .deciding import PodLister, PodListing, PodLookupError
 
 
 def pod_lister(http: Http) -> PodLister:

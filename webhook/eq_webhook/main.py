@@ -11,7 +11,7 @@ from eq_kit.kube import Http
 from eq_kit.probes import probes_app, start_site
 from kubernetes_asyncio import client
 
-from .admission import KINDS
+from .deciding import KINDS
 from .kube import pod_lister
 from .logs import logger
 from .metrics import Metrics

@@ -24,7 +24,8 @@ from typing import Any
 
 from aiohttp import web
 
-from .admission import KINDS, PodLister, admit, gate
+from . import deciding
+from .deciding import KINDS, PodLister
 from .logs import logger
 from .metrics import Metrics
 from .reviews import BadReview, Review, parse_review
@@ -76,13 +77,13 @@ def admission_app(
     for kind in KINDS:
 
         async def validate(review: Review, kind: str = kind) -> tuple[dict[str, Any], str]:
-            answer = await admit(review, kind=kind, state=state, list_pods=list_pods)
+            answer = await deciding.validate(review, kind=kind, state=state, list_pods=list_pods)
             return answer, "allowed" if answer["response"]["allowed"] else "denied"
 
         app.router.add_post(_PATHS[kind], _handler(kind, validate, metrics))
 
     async def mutate(review: Review) -> tuple[dict[str, Any], str]:
-        return gate(review, state=state, enabled=gate_pods)
+        return deciding.gate(review, state=state, enabled=gate_pods)
 
     app.router.add_post(GATE_PATH, _handler("Pod", mutate, metrics))
     return app

@@ -1,7 +1,7 @@
 """What the webhook knows of the cluster: ElasticQuota objects and node capacity.
 
 Fed by the kit's list-then-watch caches (`quotas` and `nodes` are their sinks); read by
-`admission.py`. The catalog is rebuilt lazily, at the first review after a change, so a burst
+`deciding.py`. The catalog is rebuilt lazily, at the first review after a change, so a burst
 of watch events costs one rebuild.
 """
 

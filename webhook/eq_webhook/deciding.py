@@ -1,4 +1,8 @@
-"""One admission: a parsed review in, an AdmissionReview response out.
+"""What the webhook's endpoints answer: a parsed AdmissionReview in, its response out.
+
+`validate` judges ElasticQuota and Pod writes; `gate` puts new pods behind the quota's
+scheduling gate. ("Admission" alone, in this project, is quota admission: lifting that gate,
+`eq_engine.admission` and the operator's `admitting.py`.)
 
 Glue only: objects are parsed by the engine, judged by `eq_engine.reviews`, and the pods a rule
 needs are fetched through `list_pods` (the API server, at that moment).
@@ -44,7 +48,7 @@ class PodLookupError(Exception):
     """The API server could not tell which pods are bound to a group."""
 
 
-async def admit(
+async def validate(
     review: Review, *, kind: str, state: ClusterState, list_pods: PodLister
 ) -> dict[str, Any]:
     """The response to `review`, sent to the endpoint that validates `kind`."""
