@@ -1,8 +1,8 @@
 """eq_engine: the pure core of hierarchical elastic quota.
 
 Quantities, the quota tree, request/used accounting, the runtime split, over-quota labels and
-reclaim plans, as Koordinator defines them (see ../shared/reference/koordinator-semantics.md in
-the project's design notes). No Kubernetes client, no network, no files: the operator, the
+reclaim plans, as Koordinator defines them (docs/how-it-works.md says how, and
+docs/koordinator.md where this differs). No Kubernetes client, no network, no files: the operator, the
 webhook and the CLI feed it parsed objects and act on what it returns.
 """
 
@@ -10,7 +10,8 @@ from .admission import Admissions
 from .config import EngineConfig
 from .engine import QuotaEngine
 from .errors import ObjectError, QuantityError, QuotaError
-from .objects import Node, Pod, Quota, RawObject, cluster_capacity, parse_node, parse_quota
+from .objects import Node, Pod, Quota, cluster_capacity
+from .parsing import RawObject, parse_node, parse_quota
 from .pods import parse_pod
 from .problems import Problem
 from .quantities import (

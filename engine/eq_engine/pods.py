@@ -1,4 +1,4 @@
-"""Reading a Pod: the full validation (the pydantic models of `objects.py`, the rule) and a fast
+"""Reading a Pod: the full validation (the pydantic models of `parsing.py`, the rule) and a fast
 path for the shapes the API server serves, which gives the same Pod or steps aside.
 
 The operator reads every pod of the cluster at start-up and on every watch event, where
@@ -19,7 +19,8 @@ from typing import Any
 
 from . import keys
 from .errors import ObjectError, QuantityError
-from .objects import Pod, PodFields, RawObject, pod_fields
+from .objects import Pod
+from .parsing import PodFields, RawObject, pod_fields
 from .quantities import ResourceList, resource_list
 from .requests import ContainerRequests, pod_request
 
@@ -197,7 +198,7 @@ def _amounts(items: tuple[tuple[str, Any], ...]) -> dict[str, int]:
 
 
 def fast_pod_fields(raw: RawObject) -> PodFields:
-    """The fields `objects.pod_fields` reads, by plain lookups; `_Unsure` when in doubt."""
+    """The fields `parsing.pod_fields` reads, by plain lookups; `_Unsure` when in doubt."""
     if type(raw) is not dict:
         raise _Unsure
     metadata = raw.get("metadata")

@@ -8,7 +8,7 @@ from typing import Any
 import hypothesis
 import pytest
 from eq_engine import ObjectError, keys, parse_pod
-from eq_engine.objects import pod_fields
+from eq_engine.parsing import pod_fields
 from eq_engine.pods import _build, _Unsure, fast_pod_fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
