@@ -1,6 +1,6 @@
 """ElasticQuota checks: what makes one group, or the tree around it, invalid or risky.
 
-Koordinator's webhook checks (koordinator-semantics.md 4) are the baseline; each check is a
+Koordinator's webhook checks are the baseline; each check is a
 function returning `Problem`s that name the object, the field and the numbers, e.g.
 `ElasticQuota team-a/ml: spec.min.cpu: 30 + siblings' 80 exceeds parent dept-a's min 100`.
 

@@ -1,4 +1,4 @@
-"""Every label and annotation key the product reads or writes (DESIGN.md, "API").
+"""Every label and annotation key the product reads or writes (docs/how-it-works.md).
 
 All keys share Koordinator's prefix so that objects written for Koordinator load unchanged.
 Where the seed documents and Koordinator spell a key differently, both are read.

@@ -1,6 +1,6 @@
 """Kubernetes quantities as exact integers in canonical units, and back.
 
-Canonical units (koordinator-semantics.md 2.1): cpu in milli-cores, every other resource in
+Canonical units, Koordinator's: cpu in milli-cores, every other resource in
 its base unit (bytes, GPUs, pods). Fractions round up, away from zero, as Kubernetes'
 `Value()` / `MilliValue()` do. Parsing goes through `fractions.Fraction`: no float is ever
 involved, so `0.1` cpu is exactly 100 and `1e3` is exactly 1000.

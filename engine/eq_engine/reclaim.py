@@ -1,4 +1,4 @@
-"""Which pods to evict from a group whose used exceeds its runtime (koordinator-semantics.md 5).
+"""Which pods to evict from a group whose used exceeds its runtime (Koordinator's revoke).
 
 Pass 1 walks the preemptible pods least important first, taking each away while used is still
 above runtime. If that is not enough, every pod taken is evicted. Otherwise pass 2 puts the

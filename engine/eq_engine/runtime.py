@@ -1,4 +1,4 @@
-"""Runtime: how a parent's total is split among its children (koordinator-semantics.md 2.4-2.8).
+"""Runtime: how a parent's total is split among its children (docs/how-it-works.md).
 
 Pure functions over the children of many parents at once. Every (resource, parent) pair is an
 independent split, a *run*; `Runs` lays the children out resource-major so that each run is a

@@ -21,7 +21,7 @@ class GroupStatus:
     """`None`: no ceiling (the root, the system group, an unconfigured default group)."""
     shared_weight: ResourceList
     request: ResourceList
-    """The group's own request, not clipped by its own max (koordinator-semantics.md 2.2)."""
+    """The group's own request, not clipped by its own max (as in Koordinator)."""
     runtime: ResourceList | None
     """What the group may use now, on its max's resources; `None`: unlimited."""
     used: ResourceList

@@ -6,7 +6,7 @@ directly under the root, and each such case is reported as a `Problem`. Koordina
 none of these cases; under the root the group still gets its min and a fair share.
 
 Groups are numbered root first, then the system and default groups (which sit outside the
-root's split, DESIGN.md), then one level after the other; within a level the children of one
+root's split, docs/how-it-works.md), then one level after the other; within a level the children of one
 parent are contiguous, so a parent's children are a slice and a level's sums are `reduceat`s.
 """
 
@@ -124,7 +124,7 @@ class Tree:
 
 
 def _weight(quota: Quota) -> ResourceList:
-    """The annotation, unless absent or all zero: then `max` (koordinator-semantics.md 2.6).
+    """The annotation, unless absent or all zero: then `max`, as Koordinator reads it.
     A resource of max that the annotation leaves out weighs its max, as Koordinator's mutating
     webhook fills it in: objects written without that webhook behave the same."""
     weight = quota.shared_weight
