@@ -1,7 +1,7 @@
 """Admission throughput of quota-gated scheduling: the real operator process lifts the gates of
 5,000 pods across 100 groups, against an emulated API server.
 
-    python benchmarks/admission.py
+    python -m benchmarks.admission
 
 The operator starts on the groups and nodes; then 5,000 gated pods are created through the API,
 as the webhook lets them in. Every group has room for all of its 50 pods, so every pod is
@@ -14,18 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent), str(HERE)]
-
-from tests.apiserver import ApiServer  # noqa: E402
-from tests.kube import Client  # noqa: E402
-from tests.manifests import node, pod, quota  # noqa: E402
-from tests.operator.conftest import start_operator  # noqa: E402
+from tests.apiserver import ApiServer
+from tests.kube import Client
+from tests.manifests import node, pod, quota
+from tests.operator.conftest import start_operator
 
 GROUPS, PER_GROUP = 100, 50
 

@@ -1,6 +1,6 @@
 """The emulated API server's own speed (tests/apiserver), to print next to operator figures:
 
-    python benchmarks/apiserver.py
+    python -m benchmarks.apiserver
 
 - LIST: 100,000 pods read in pages of 500 (kubectl's and client-go's page size), objects/s;
 - WATCH fan-out: pod changes written in-process, delivered to 4 watchers, events/s in total;
@@ -13,18 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import sys
 import time
-from pathlib import Path
 
 import aiohttp
 import orjson
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO), str(REPO / "engine")]
-
-from tests.apiserver import ApiServer  # noqa: E402
-from tests.manifests import pod  # noqa: E402
+from tests.apiserver import ApiServer
+from tests.manifests import pod
 
 PODS, PAGE, WATCHERS, CHANGES, PATCHES = 100_000, 500, 4, 20_000, 2_000
 PATH = "/api/v1/pods"

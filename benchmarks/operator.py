@@ -1,6 +1,6 @@
 """Operator benchmarks: reading a pod, event throughput into the engine, write amplification.
 
-    python benchmarks/operator.py
+    python -m benchmarks.operator
 
 0. The cost of one pod on the watch path: decoding its JSON and reading it into the engine, on
    pods as the API server serves them (managedFields, status) and on the compact generated ones.
@@ -21,26 +21,19 @@ import copy
 import gc
 import random
 import statistics
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import orjson
+from eq_engine import EngineConfig, QuotaEngine, parse_pod
+from eq_kit.caching import key_of
+from eq_operator.view import ClusterView
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
-sys.path[:0] = [str(REPO)] + [str(REPO / d) for d in ("engine", "kit", "operator")] + [str(HERE)]
-
-import cluster  # noqa: E402
-from eq_engine import EngineConfig, QuotaEngine, parse_pod  # noqa: E402
-from eq_kit.caching import key_of  # noqa: E402
-from eq_operator.view import ClusterView  # noqa: E402
-
-from tests import realistic  # noqa: E402
-from tests.apiserver import ApiServer  # noqa: E402
-from tests.operator.inprocess import InProcess, in_process  # noqa: E402
-from tests.waiting import eventually  # noqa: E402
+from benchmarks import cluster
+from tests import realistic
+from tests.apiserver import ApiServer
+from tests.operator.inprocess import InProcess, in_process
+from tests.waiting import eventually
 
 BATCH = 10_000
 """Events per recompute: the operator's 0.5 s batch interval at 20,000 events/s."""

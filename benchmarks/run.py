@@ -1,6 +1,6 @@
 """Engine benchmarks on the generated cluster of `cluster.py`; prints each figure by its target.
 
-    python benchmarks/run.py            # all figures (about a minute on 2 cores)
+    python -m benchmarks.run            # all figures (about a minute on 2 cores)
 
 Figures: full recompute of request and runtime, incremental update after one pod event,
 `elastic-quota simulate -o json` against `json.load` of the same file, engine memory per pod.
@@ -19,12 +19,12 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from eq_engine import QuotaEngine, parse_node, parse_pod, parse_quota
+
+from benchmarks import cluster
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
-sys.path[:0] = [str(REPO / "engine"), str(HERE)]
-
-import cluster  # noqa: E402
-from eq_engine import QuotaEngine, parse_node, parse_pod, parse_quota  # noqa: E402
 
 
 def report(name: str, value: float, unit: str, target: str) -> None:

@@ -1,7 +1,7 @@
 """The operator at cluster scale, against the emulated API server (tests/apiserver), next to
 the targets of issue 10:
 
-    python benchmarks/scale.py [--pods 10000,100000] [--churn 3000]
+    python -m benchmarks.scale [--pods 10000,100000] [--churn 3000]
 
 For each size: 11,110 groups, 5,000 nodes and N pods (benchmarks/cluster.py) are in the API
 server before the real `elastic-quota operator` process starts (rate limit off, `--api-qps 0`).
@@ -31,16 +31,12 @@ from typing import Any
 
 import aiohttp
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent), str(HERE), *(str(HERE.parent / d) for d in ("engine", "kit"))]
-
-import cluster  # noqa: E402
-
-from tests.apiserver import ApiServer  # noqa: E402
-from tests.kube import write_kubeconfig  # noqa: E402
-from tests.operator.test_accounting import actual_groups, computed  # noqa: E402
-from tests.paths import PYTHONPATH  # noqa: E402
-from tests.webhook.conftest import Certificates, free_port, start_webhook  # noqa: E402
+from benchmarks import cluster
+from tests.apiserver import ApiServer
+from tests.kube import write_kubeconfig
+from tests.operator.test_accounting import actual_groups, computed
+from tests.paths import PYTHONPATH, REPO
+from tests.webhook.conftest import Certificates, free_port, start_webhook
 
 NODES = 5000
 TICK = 0.5  # seconds between the emulator's looks at its own objects (each costs it ~0.1 s)
@@ -322,7 +318,7 @@ def main() -> None:
         )
         show("RSS per pod (slope)", f"{slope:.2f} KiB", "target <= 3 KiB")
     print("the emulator alone (benchmarks/apiserver.py)")
-    subprocess.run([sys.executable, str(HERE / "apiserver.py")], check=True)
+    subprocess.run([sys.executable, "-m", "benchmarks.apiserver"], check=True, cwd=REPO)
 
 
 if __name__ == "__main__":

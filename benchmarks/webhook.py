@@ -1,6 +1,6 @@
 """Admission latency and throughput of `elastic-quota webhook` with a 10,000-group tree loaded.
 
-    python benchmarks/webhook.py
+    python -m benchmarks.webhook
 
 The real webhook process, over TLS on loopback, against an emulated API server holding the
 generated organisation of `cluster.py` (11,010 groups, 1,500 nodes). Prints p50 and p99 of
@@ -11,18 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parent), str(HERE)]
-
-import cluster  # noqa: E402
-
-from tests.apiserver import ApiServer  # noqa: E402
-from tests.webhook.conftest import Certificates, review, start_webhook, stop_webhook  # noqa: E402
+from benchmarks import cluster
+from tests.apiserver import ApiServer
+from tests.webhook.conftest import Certificates, review, start_webhook, stop_webhook
 
 SEQUENTIAL, CONCURRENT_CLIENTS, PER_CLIENT = 5000, 50, 100
 
