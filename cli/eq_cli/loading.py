@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from eq_engine import Node, Pod, Quota, QuotaError, parse_node, parse_pod, parse_quota
 
-PARSERS: dict[str, Callable[[Mapping[str, Any]], Quota | Pod | Node]] = {
+PARSERS: dict[str, Callable[[Any], Quota | Pod | Node]] = {
     "ElasticQuota": parse_quota,
     "Pod": parse_pod,
     "Node": parse_node,

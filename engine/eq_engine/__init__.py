@@ -2,8 +2,8 @@
 
 Quantities, the quota tree, request/used accounting, the runtime split, over-quota labels and
 reclaim plans, as Koordinator defines them (docs/how-it-works.md says how, and
-docs/koordinator.md where this differs). No Kubernetes client, no network, no files: the operator, the
-webhook and the CLI feed it parsed objects and act on what it returns.
+docs/koordinator.md where this differs). No Kubernetes client, no network, no files: the
+operator, the webhook and the CLI feed it parsed objects and act on what it returns.
 """
 
 from .admission import Admissions
@@ -11,7 +11,7 @@ from .config import EngineConfig
 from .engine import QuotaEngine
 from .errors import ObjectError, QuantityError, QuotaError
 from .objects import Node, Pod, Quota, cluster_capacity
-from .parsing import RawObject, parse_node, parse_quota
+from .parsing import parse_node, parse_quota
 from .pods import parse_pod
 from .problems import Problem
 from .quantities import (
@@ -38,7 +38,6 @@ __all__ = [
     "Quota",
     "QuotaEngine",
     "QuotaError",
-    "RawObject",
     "ResourceList",
     "cluster_capacity",
     "format_quantity",

@@ -1,4 +1,5 @@
-"""Over-quota labels (docs/how-it-works.md, "The numbers"): which scheduled pods run on the group's guarantee.
+"""Over-quota labels (docs/how-it-works.md, "The numbers"): which scheduled pods run on the
+group's guarantee.
 
 A group's scheduled pods are ordered most important first: non-preemptible, then higher
 priority, then earlier start, then name. A pod is `in-quota` while the running sum of requests

@@ -1,8 +1,8 @@
 """Reading ElasticQuota, Pod and Node objects from the dicts Kubernetes serves.
 
-Pydantic reads the few fields the engine needs and ignores everything else, so objects from any
-Kubernetes version or from Koordinator load unchanged. A malformed known field raises
-`ObjectError` naming the object and the field path, e.g.
+Pydantic reads the few fields the engine needs (those `raw.py` names) and ignores everything
+else, so objects from any Kubernetes version or from Koordinator load unchanged. A malformed
+known field raises `ObjectError` naming the object and the field path, e.g.
 `ElasticQuota team-a/ml: spec.min: 'lots': not a Kubernetes quantity (resource cpu)`. These
 models are the rule for a pod too; `pods.py` adds a fast path that gives the same Pod.
 """
@@ -21,10 +21,8 @@ from . import keys
 from .errors import ObjectError, QuantityError
 from .objects import Node, Quota
 from .quantities import resource_list
+from .raw import RawElasticQuota, RawNode, RawPod
 from .requests import ContainerRequests, pod_request
-
-RawObject = Mapping[str, Any]
-"""A Kubernetes object as decoded from JSON or YAML."""
 
 
 def _quantities(value: object) -> dict[str, int]:
@@ -145,7 +143,7 @@ class _NodeModel(_Model):
 _Parsed = TypeVar("_Parsed", bound=_Model)
 
 
-def _validate(model: type[_Parsed], kind: str, raw: RawObject) -> _Parsed:
+def _validate(model: type[_Parsed], kind: str, raw: Mapping[str, Any]) -> _Parsed:
     try:
         return model.model_validate(raw)
     except ValidationError as error:
@@ -187,7 +185,7 @@ def _annotation_error(quota: _QuotaModel, key: str, message: str) -> ObjectError
     return ObjectError("ElasticQuota", ref, f"metadata.annotations[{key}]", message)
 
 
-def parse_quota(raw: RawObject) -> Quota:
+def parse_quota(raw: RawElasticQuota) -> Quota:
     """An ElasticQuota from its Kubernetes dict."""
     parsed = _validate(_QuotaModel, "ElasticQuota", raw)
     if not parsed.metadata.name:
@@ -248,7 +246,7 @@ class PodFields(NamedTuple):
     request: dict[str, int]
 
 
-def pod_fields(raw: RawObject) -> PodFields:
+def pod_fields(raw: RawPod) -> PodFields:
     """A pod's fields through the full validation: the rule, and the error messages."""
     parsed = _validate(_PodModel, "Pod", raw)
     metadata, spec = parsed.metadata, parsed.spec
@@ -288,7 +286,7 @@ def _requests(holder: _Container | _Resources) -> ContainerRequests:
     )
 
 
-def parse_node(raw: RawObject) -> Node:
+def parse_node(raw: RawNode) -> Node:
     """A Node from its Kubernetes dict."""
     parsed = _validate(_NodeModel, "Node", raw)
     return Node(name=parsed.metadata.name, allocatable=parsed.status.allocatable)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -20,12 +21,13 @@ from typing import Any
 from . import keys
 from .errors import ObjectError, QuantityError
 from .objects import Pod
-from .parsing import PodFields, RawObject, pod_fields
+from .parsing import PodFields, pod_fields
 from .quantities import ResourceList, resource_list
+from .raw import RawPod
 from .requests import ContainerRequests, pod_request
 
 
-def parse_pod(raw: RawObject, *, namespace: str = "") -> Pod:
+def parse_pod(raw: RawPod, *, namespace: str = "") -> Pod:
     """A Pod from its Kubernetes dict, with its request computed.
 
     Also a pod as mutating admission sees it: no name yet (only `generateName`, which then
@@ -100,7 +102,7 @@ def _map(holder: Any, key: str) -> dict[str, Any]:
     return value
 
 
-def _list(holder: dict[str, Any], key: str) -> list[Any]:
+def _list(holder: Mapping[str, Any], key: str) -> list[Any]:
     value = holder.get(key)
     if value is None:
         return []
@@ -109,7 +111,7 @@ def _list(holder: dict[str, Any], key: str) -> list[Any]:
     return value
 
 
-def _text(holder: dict[str, Any], key: str) -> str:
+def _text(holder: Mapping[str, Any], key: str) -> str:
     value = holder.get(key)
     if value is None:
         return ""
@@ -118,7 +120,7 @@ def _text(holder: dict[str, Any], key: str) -> str:
     return value
 
 
-def _strings(holder: dict[str, Any], key: str) -> dict[str, str]:
+def _strings(holder: Mapping[str, Any], key: str) -> dict[str, str]:
     value = _map(holder, key)
     for item in value.values():
         if type(item) is not str:
@@ -141,7 +143,7 @@ def _moment(text: str) -> float:
         raise _Unsure from None
 
 
-def _timestamp(holder: dict[str, Any], key: str) -> float | None:
+def _timestamp(holder: Mapping[str, Any], key: str) -> float | None:
     value = holder.get(key)
     if value is None:
         return None
@@ -150,7 +152,7 @@ def _timestamp(holder: dict[str, Any], key: str) -> float | None:
     return _moment(value)
 
 
-def _resources(holder: dict[str, Any]) -> tuple[Any, Any]:
+def _resources(holder: Mapping[str, Any]) -> tuple[Any, Any]:
     """A resources block as hashable items: (requests, limits)."""
     return _items(_map(holder, "requests")), _items(_map(holder, "limits"))
 
@@ -197,7 +199,7 @@ def _amounts(items: tuple[tuple[str, Any], ...]) -> dict[str, int]:
         raise _Unsure from None
 
 
-def fast_pod_fields(raw: RawObject) -> PodFields:
+def fast_pod_fields(raw: RawPod) -> PodFields:
     """The fields `parsing.pod_fields` reads, by plain lookups; `_Unsure` when in doubt."""
     if type(raw) is not dict:
         raise _Unsure

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from eq_engine import (
     GroupStatus,
@@ -22,6 +22,7 @@ from eq_engine import (
     parse_pod,
     parse_quota,
 )
+from eq_engine.raw import RawElasticQuota, RawNode, RawPod
 from eq_kit.caching import QUOTAS, key_of
 
 from .logs import logger
@@ -105,7 +106,7 @@ class ClusterView:
         metadata = body["metadata"]
         ref = _ref(body, QUOTAS.api_version, QUOTAS.name)
         try:
-            quota = parse_quota(body)
+            quota = parse_quota(cast(RawElasticQuota, body))
         except ObjectError as error:
             self._unreadable(ref, error)
             self.engine.remove_quota(ref.namespace, ref.name)
@@ -139,7 +140,7 @@ class ClusterView:
         self.touched_pods.add(key)
         self.dirty = True
         try:
-            self.engine.set_pod(parse_pod(body))
+            self.engine.set_pod(parse_pod(cast(RawPod, body)))
         except ObjectError as error:
             self.engine.remove_pod(key)
             self._unreadable(_ref(body, "v1", "Pod"), error)
@@ -155,7 +156,7 @@ class ClusterView:
     def observe_node(self, body: Mapping[str, Any]) -> None:
         self.dirty = True
         try:
-            self.engine.set_node(parse_node(body))
+            self.engine.set_node(parse_node(cast(RawNode, body)))
         except ObjectError as error:
             self.engine.remove_node(body["metadata"]["name"])
             self._unreadable(_ref(body, "v1", "Node"), error)

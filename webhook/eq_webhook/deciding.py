@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from eq_engine import ObjectError, Pod, Quota, parse_pod, parse_quota
 from eq_engine.catalog import quota_problem
 from eq_engine.gating import gate_exemption
 from eq_engine.keys import ADMISSION_GATE
+from eq_engine.raw import RawElasticQuota, RawPod
 from eq_engine.reviews import (
     BoundPodQuery,
     Operation,
@@ -75,7 +76,7 @@ async def validate(
     )
 
 
-def _parse_old(parse: Callable[[Mapping[str, Any]], Any], raw: Mapping[str, Any] | None) -> Any:
+def _parse_old(parse: Callable[[Any], Any], raw: Mapping[str, Any] | None) -> Any:
     """The stored object, or None if even the cluster's copy is unreadable (then judge the new
     object on its own)."""
     if raw is None:
@@ -87,7 +88,8 @@ def _parse_old(parse: Callable[[Mapping[str, Any]], Any], raw: Mapping[str, Any]
 
 
 async def _review_quota(review: Review, state: ClusterState, list_pods: PodLister) -> Verdict:
-    new: Quota | None = parse_quota(review.object) if review.object is not None else None
+    raw = cast(RawElasticQuota | None, review.object)
+    new: Quota | None = parse_quota(raw) if raw is not None else None
     old: Quota | None = _parse_old(parse_quota, review.old_object)
     if review.operation is Operation.DELETE and old is None:
         return Verdict()  # an unreadable object: nothing can depend on it
@@ -119,7 +121,7 @@ def _review_pod(review: Review, state: ClusterState) -> Verdict:
     if review.operation is Operation.DELETE:
         return Verdict()
     assert review.object is not None
-    new = parse_pod(review.object, namespace=review.namespace)
+    new = parse_pod(cast(RawPod, review.object), namespace=review.namespace)
     old = _parse_old(parse_pod, review.old_object)
     return review_pod(review.operation, new=new, old=old, catalog=state.catalog)
 
@@ -140,7 +142,7 @@ def gate(review: Review, *, state: ClusterState, enabled: bool) -> tuple[dict[st
         return response(review.uid, allowed=True), "allowed"
     assert review.object is not None
     try:
-        pod = parse_pod(review.object, namespace=review.namespace)
+        pod = parse_pod(cast(RawPod, review.object), namespace=review.namespace)
     except ObjectError as error:
         logger.warning("letting a pod through ungated: cannot read it: %s", error)
         return response(review.uid, allowed=True), "unreadable"

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from eq_engine import ObjectError, Pod, keys, parse_pod
+from eq_engine.raw import RawPod
 from eq_engine.reviews import BoundPodQuery
 from eq_kit.caching import PODS
 from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http, pages
@@ -53,7 +54,7 @@ def pod_lister(http: Http) -> PodLister:
 def _readable(items: list[Mapping[str, Any]]) -> Iterator[tuple[str, Pod]]:
     for raw in items:
         try:
-            pod = parse_pod(raw)
+            pod = parse_pod(cast(RawPod, raw))
         except ObjectError:
             continue  # an unreadable pod is bound to nothing the rules can see
         yield pod.key, pod

@@ -31,11 +31,9 @@ class Parsed(Generic[_Parsed]):
     """A kind's objects as the engine reads them, by key; an unreadable one is left out and
     logged. `changed` is called after every change."""
 
-    def __init__(
-        self, parse: Callable[[Mapping[str, Any]], _Parsed], changed: Callable[[], None]
-    ) -> None:
+    def __init__(self, parse: Callable[[Any], _Parsed], changed: Callable[[], None]) -> None:
         self.objects: dict[str, _Parsed] = {}
-        self._parse: Callable[[Mapping[str, Any]], _Parsed] = parse
+        self._parse: Callable[[Any], _Parsed] = parse
         self._changed = changed
 
     def upsert(self, key: str, obj: Mapping[str, Any]) -> None:
