@@ -4,10 +4,11 @@
 (group, resource) in the order of `tree.py`. A group's row of sums has four blocks side by
 side, each as wide as the columns: request, used, non-preemptible request, non-preemptible used
 (`REQUEST`, `USED`, `NP_REQUEST`, `NP_USED`). `count` adds or takes away one pod's share of its
-group's own sums; `refresh_requests` sums bottom-up from the groups whose sums moved (2.2, 3.3),
-and `refresh_runtime` reruns top-down the splits whose inputs moved (2.3-2.8). Both give
-exactly the numbers of a sweep over every group. Pure arithmetic: which pod is in which group
-is `state.py`'s, and what the numbers are shown as is `publishing.py`'s.
+group's own sums; `refresh_requests` sums bottom-up from the groups whose sums moved, and
+`refresh_runtime` reruns top-down the splits whose inputs moved (the rules: docs/how-it-works.md,
+"The numbers"). Both give exactly the numbers of a sweep over every group. Pure arithmetic:
+which pod is in which group is `state.py`'s, and what the numbers are shown as is
+`publishing.py`'s.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class Accounting:
         if not bounded[DEFAULT]:
             has_runtime[DEFAULT] = False
         ceiling = has_max & bounded[:, None]
-        ceiling[[SYSTEM, DEFAULT]] = False  # their whole request goes up (2.2)
+        ceiling[[SYSTEM, DEFAULT]] = False  # their whole request goes up
         has_min = matrix(present(g.min, names) for g in groups)
         order = sorted(range(rows), key=lambda i: groups[i].name)
         tie_rank = np.empty(rows, dtype=np.intp)
@@ -119,12 +120,12 @@ class Accounting:
 
     def refresh_requests(self, dirty: set[int] | None) -> tuple[set[int], set[int]]:
         """Request, used and non-preemptible sums, bottom-up from `dirty` groups (None: all of
-        them) (2.2, 3.3).
+        them).
 
         Returns the groups whose values changed, and the parents whose split must rerun: those
         with a child whose request moved, unless the child stays short of its new and old
         request on every resource that moved. Such a child is never capped in the split's
-        rounds either way, so its parent's split gives the same numbers (2.4).
+        rounds either way, so its parent's split gives the same numbers.
         """
         tree = self.tree
         pending = {} if dirty is None else self._by_depth(dirty)
@@ -183,7 +184,7 @@ class Accounting:
     def refresh_runtime(
         self, resplit: set[int], *, capacity: Mapping[str, int], total_changed: bool
     ) -> tuple[set[int], set[int]]:
-        """Runtime top-down (2.3-2.8): reruns the split of the parents in `resplit`, of the
+        """Runtime top-down: reruns the split of the parents in `resplit`, of the
         root if the total changed (the cluster's `capacity`, or what the system and default
         groups use), and of every parent whose own runtime changes on the way.
 
