@@ -95,7 +95,8 @@ class Catalog:
                 stack.extend(self.children.get(child, ()))
 
     def group_of(self, pod: Pod) -> tuple[str, Problem | None]:
-        """The group a pod belongs to (docs/how-it-works.md), and a problem if its label misleads."""
+        """The group a pod belongs to (docs/how-it-works.md), and a problem if its label
+        misleads."""
         found = self.membership(pod)
         return found.group, found.problem
 

@@ -1,7 +1,7 @@
 """A pod's resource request, counted the way Kubernetes counts it.
 
-The rule of `k8s.io/component-helpers` `PodRequests`, which Koordinator uses
-(as kube-scheduler and Koordinator count them): regular containers add up; sidecars (init containers with
+The rule of `k8s.io/component-helpers` `PodRequests`, which kube-scheduler and Koordinator
+use: regular containers add up; sidecars (init containers with
 `restartPolicy: Always`) run beside them and add up too; each ordinary init container runs alone
 next to the sidecars started before it; the pod needs the larger of the two phases, plus its
 overhead. A container with a limit but no request requests its limit, as the API server
