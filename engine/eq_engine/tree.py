@@ -7,7 +7,8 @@ none of these cases; under the root the group still gets its min and a fair shar
 
 Groups are numbered root first, then the system and default groups (which sit outside the
 root's split, docs/how-it-works.md), then one level after the other; within a level the
-children of one parent are contiguous, so a parent's children are a slice and a level's sums are `reduceat`s.
+children of one parent are contiguous, so a parent's children are a slice and a level's sums
+are `reduceat`s.
 """
 
 from __future__ import annotations
