@@ -1,4 +1,4 @@
-"""`elastic-quota simulate` on clusters as `kubectl get -o json` dumps them (tests/realistic.py):
+"""`elastic-quota simulate` on clusters as `kubectl get -o json` dumps them (tests/realistic/):
 the product's own pods, Koordinator's default group, partial weights, pod-level resources and
 YAML with empty maps (issue 19)."""
 

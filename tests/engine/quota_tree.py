@@ -1,4 +1,4 @@
-"""A small quota tree as `kubectl get -o json` shows it (`tests/realistic.py`), for the unit
+"""A small quota tree as `kubectl get -o json` shows it (`tests/realistic/`), for the unit
 tests of the checks, the reviews and gating: the webhook's test cluster (tests/webhook), without
 the HTTPS round trip.
 

@@ -1,4 +1,4 @@
-"""The webhook over HTTPS on objects as a real cluster holds them (tests/realistic.py) and
+"""The webhook over HTTPS on objects as a real cluster holds them (tests/realistic/) and
 reviews as kube-apiserver sends them: the product's own pods, Koordinator's default group,
 partial weights, finished pods and edits that change nothing the rules read (issue 19)."""
 
