@@ -9,6 +9,14 @@ volume, a selector no node matches) or that nobody admitted cannot hold its grou
 Pods are admitted most important first (priority, then creation time); the first one that does
 not fit holds the rest of its group back, so that a large pod is not starved by small ones
 behind it. Admitting counts at once: two pods never both take the last unit.
+
+A gang (`gangs.py`) is admitted all or nothing: once at least its minimum of pods exist, its
+first `minimum` pods (in queue order) are admitted together if their summed request fits, the
+same rule as one pod's; the gang's other pods then go as single pods, as do members created
+after it was admitted (any of its pods past the gate). A gang takes one place in its group's
+queue, its most important pod's, and holds back what is behind it when it does not fit. A gang
+that cannot be judged yet (fewer pods than its minimum, no minimum, pods in several groups)
+waits without holding anybody back: it is not ready to run, whatever the room.
 """
 
 from __future__ import annotations
@@ -19,9 +27,10 @@ from dataclasses import dataclass, field
 from .accounting import NP_USED, USED
 from .engine import QuotaEngine
 from .objects import Pod
+from .pod_groups import gang_minimum, gang_unready
 from .problems import listing
 from .quantities import format_quantity
-from .state import Member
+from .state import Store
 
 
 def queue_order(pod: Pod) -> tuple[int, float, str]:
@@ -46,39 +55,38 @@ class Budget:
     holders: list[str] = field(default_factory=list)
     """Pods admitted and not bound yet: named when a pod waits, since they hold the budget."""
 
-    def shortfall(self, request: Sequence[int], preemptible: bool) -> str | None:
-        """Why `request` does not fit now; None: it fits."""
+    def shortfall(self, request: Sequence[int], fixed: Sequence[int], what: str) -> str | None:
+        """Why `request` (of which `fixed` is non-preemptible) does not fit now; None: it fits.
+        `what` names what asks ("this pod", "gang team-a/job's 4 pods")."""
         short = [
             f"runtime {name} {_q(name, limit)}, used or admitted {_q(name, taken)}, "
-            f"this pod {_q(name, want)}"
+            f"{what} {_q(name, want)}"
             for name, limited, limit, taken, want in zip(
                 self.names, self.limited, self.runtime, self.taken, request, strict=True
             )
             if limited and want and taken + want > limit
         ]
-        if not preemptible:
-            short += [
-                f"min {name} {_q(name, floor)}, "
-                f"non-preemptible used or admitted {_q(name, locked)}, this pod {_q(name, want)}"
-                for name, limited, floor, locked, want in zip(
-                    self.names, self.limited, self.min, self.locked, request, strict=True
-                )
-                if limited and want and locked + want > floor
-            ]
+        short += [
+            f"min {name} {_q(name, floor)}, "
+            f"non-preemptible used or admitted {_q(name, locked)}, {what} {_q(name, want)}"
+            for name, limited, floor, locked, want in zip(
+                self.names, self.limited, self.min, self.locked, fixed, strict=True
+            )
+            if limited and want and locked + want > floor
+        ]
         if short and self.holders:
             short.append(f"admitted, not bound yet: {listing(sorted(self.holders))}")
         return "; ".join(short) or None
 
     def hold(self, key: str, request: Sequence[int], preemptible: bool) -> None:
         """Count a pod admitted earlier that the scheduler has not bound yet."""
-        self.take(request, preemptible)
+        self.take(request, request if not preemptible else [0] * len(request))
         self.holders.append(key)
 
-    def take(self, request: Sequence[int], preemptible: bool) -> None:
+    def take(self, request: Sequence[int], fixed: Sequence[int]) -> None:
         for i, want in enumerate(request):
             self.taken[i] += want
-            if not preemptible:
-                self.locked[i] += want
+            self.locked[i] += fixed[i]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,25 +99,67 @@ class Admissions:
     """Pod key to the reason, for an Event on the pod."""
     waiting_per_group: dict[str, int] = field(default_factory=dict)
     """Only groups where pods wait."""
+    gangs_waiting_per_group: dict[str, int] = field(default_factory=dict)
+    """Only groups where gangs wait (each gang once, whatever its pods)."""
 
 
-def admit(group: str, budget: Budget, pods: Sequence[tuple[Pod, Sequence[int]]]) -> Admissions:
-    """One group's decision: walk `pods` (with their requests on the group's resources) in
-    queue order."""
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One place in a group's queue: a pod, or the pods of a gang not admitted yet (in queue
+    order), of which the first `minimum` go together."""
+
+    pods: tuple[tuple[Pod, Sequence[int]], ...]
+    gang: str = ""
+    """The gang's `namespace/name`; empty: a single pod."""
+    minimum: int = 1
+
+    @property
+    def order(self) -> tuple[int, float, str]:
+        return queue_order(self.pods[0][0])
+
+
+def admit(group: str, budget: Budget, entries: Sequence[Entry]) -> Admissions:
+    """One group's decision: walk its queue's `entries` in order."""
     admitted: list[str] = []
     waiting: dict[str, str] = {}
-    ordered = sorted(pods, key=lambda entry: queue_order(entry[0]))
-    for position, (pod, request) in enumerate(ordered):
-        why = budget.shortfall(request, pod.preemptible)
+    gangs = 0
+    ordered = sorted(entries, key=lambda entry: entry.order)
+    for position, entry in enumerate(ordered):
+        core, extra = entry.pods[: entry.minimum], entry.pods[entry.minimum :]
+        request, fixed = _sums(core, len(budget.names))
+        what = (
+            f"gang {entry.gang} ({len(entry.pods)} pods seen, minimum {entry.minimum})"
+            if entry.gang
+            else "this pod"
+        )
+        why = budget.shortfall(request, fixed, what)
         if why is None:
-            budget.take(request, pod.preemptible)
-            admitted.append(pod.key)
+            budget.take(request, fixed)
+            admitted += (pod.key for pod, _ in core)
+            for pod, alone in extra:  # beyond the minimum: as single pods
+                request, fixed = _sums(((pod, alone),), len(budget.names))
+                more = budget.shortfall(request, fixed, "this pod")
+                if more is None:
+                    budget.take(request, fixed)
+                    admitted.append(pod.key)
+                else:
+                    waiting[pod.key] = f"waiting for quota: {group} {more}"
             continue
-        waiting[pod.key] = f"waiting for quota: {group} {why}"
-        behind = f"waiting for quota: {pod.key} waits first in {group} ({why})"
-        waiting.update((later.key, behind) for later, _ in ordered[position + 1 :])
+        first = core[0][0].key
+        waiting.update((pod.key, f"waiting for quota: {group} {why}") for pod, _ in entry.pods)
+        gangs += bool(entry.gang)
+        ahead = f"gang {entry.gang}" if entry.gang else first
+        behind = f"waiting for quota: {ahead} waits first in {group} ({why})"
+        for later in ordered[position + 1 :]:
+            waiting.update((pod.key, behind) for pod, _ in later.pods)
+            gangs += bool(later.gang)
         break
-    return Admissions(tuple(admitted), waiting, {group: len(waiting)} if waiting else {})
+    return Admissions(
+        tuple(admitted),
+        waiting,
+        {group: len(waiting)} if waiting else {},
+        {group: gangs} if gangs else {},
+    )
 
 
 def admissions(engine: QuotaEngine, *, holding: Collection[str] = ()) -> Admissions:
@@ -122,13 +172,35 @@ def admissions(engine: QuotaEngine, *, holding: Collection[str] = ()) -> Admissi
     """
     store, accounts = engine.store, engine.accounting
     assert not store.tree_dirty
-    queues: dict[int, list[Member]] = {}
-    for key in store.gated.difference(holding):
-        member = store.pods[key]
-        queues.setdefault(member.group, []).append(member)
-    admitted: list[str] = []
+    queues: dict[int, list[Entry]] = {}
     waiting: dict[str, str] = {}
     counts: dict[str, int] = {}
+    gang_counts: dict[str, int] = {}
+    gangs: set[str] = set()
+    for key in store.gated.difference(holding):
+        member = store.pods[key]
+        gang = member.pod.gang
+        if gang is None or _admitted(store, gang.key, holding):
+            queues.setdefault(member.group, []).append(Entry(((member.pod, member.request),)))
+        elif gang.key not in gangs:
+            gangs.add(gang.key)
+            members = sorted(
+                (store.pods[k] for k in store.gangs[gang.key]), key=lambda m: queue_order(m.pod)
+            )
+            unready = gang_unready(store, gang.key, members)
+            if unready is None:
+                entry = Entry(
+                    tuple((m.pod, m.request) for m in members),
+                    gang.name,
+                    gang_minimum(store, gang.key, members) or 1,
+                )
+                queues.setdefault(member.group, []).append(entry)
+            else:
+                waiting.update((m.pod.key, f"waiting: {unready}") for m in members)
+                names = [accounts.tree.groups[m.group].name for m in members]
+                _add(counts, {name: names.count(name) for name in names})
+                _add(gang_counts, dict.fromkeys(names, 1))
+    admitted: list[str] = []
     for group, queue in queues.items():
         budget = Budget(
             names=accounts.names,
@@ -143,11 +215,33 @@ def admissions(engine: QuotaEngine, *, holding: Collection[str] = ()) -> Admissi
             if pod.key in holding and not pod.scheduled:
                 budget.hold(pod.key, member.request, pod.preemptible)
         name = accounts.tree.groups[group].name
-        decided = admit(name, budget, [(m.pod, m.request) for m in queue])
+        decided = admit(name, budget, queue)
         admitted += decided.admitted
         waiting.update(decided.waiting)
-        counts.update(decided.waiting_per_group)
-    return Admissions(tuple(admitted), waiting, counts)
+        _add(counts, decided.waiting_per_group)
+        _add(gang_counts, decided.gangs_waiting_per_group)
+    return Admissions(tuple(admitted), waiting, counts, gang_counts)
+
+
+def _admitted(store: Store, gang: str, holding: Collection[str]) -> bool:
+    """Whether any pod of the gang is past the gate (or was admitted a moment ago)."""
+    return any(k not in store.gated or k in holding for k in store.gangs[gang])
+
+
+def _add(tally: dict[str, int], more: dict[str, int]) -> None:
+    for name, n in more.items():
+        tally[name] = tally.get(name, 0) + n
+
+
+def _sums(pods: Sequence[tuple[Pod, Sequence[int]]], width: int) -> tuple[list[int], list[int]]:
+    """The summed request of `pods`, and of the non-preemptible ones among them."""
+    request, fixed = [0] * width, [0] * width
+    for pod, amounts in pods:
+        for i, want in enumerate(amounts):
+            request[i] += want
+            if not pod.preemptible:
+                fixed[i] += want
+    return request, fixed
 
 
 def _q(name: str, amount: int) -> str:

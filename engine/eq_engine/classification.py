@@ -5,8 +5,9 @@ A group's scheduled pods are ordered most important first: non-preemptible, then
 priority, then earlier start, then name. A pod is `in-quota` while the running sum of requests
 fits inside the group's effective min (its min, scaled down where min scaling applies), and
 `over-quota` from the first pod that does not fit. Min 4 cpu, pods of 2, 2, 1 cpu in that
-order: in-quota, in-quota, over-quota. `Labels` keeps every pod's label, to report only the
-ones that change.
+order: in-quota, in-quota, over-quota. The running pods of a gang are one unit, in the place of
+its most important pod: all in-quota or all over-quota. `Labels` keeps every pod's label, to
+report only the ones that change.
 """
 
 from __future__ import annotations
@@ -43,6 +44,28 @@ def fits_in_min(requests: Iterable[Sequence[int]], effective_min: Sequence[int])
             )
         fits.append(inside)
     return fits
+
+
+def running_units(members: Iterable[Member]) -> list[tuple[Member, ...]]:
+    """A group's scheduled pods as units, most important first: a pod alone, or the running
+    pods of one gang together, in the place of its most important pod. A gang is labelled, and
+    reclaimed, as a whole: half a gang is of no use to anybody."""
+    scheduled = [m for m in members if m.pod.scheduled]
+    if not any(m.pod.gang for m in scheduled):  # the common case, kept cheap
+        return [(m,) for m in sorted(scheduled, key=lambda m: importance(m.pod))]
+    units: dict[str, list[Member]] = {}
+    for member in scheduled:
+        gang = member.pod.gang
+        units.setdefault(member.pod.key if gang is None else gang.key, []).append(member)
+    ordered = [sorted(unit, key=lambda m: importance(m.pod)) for unit in units.values()]
+    ordered.sort(key=lambda unit: importance(unit[0].pod))
+    return [tuple(unit) for unit in ordered]
+
+
+def unit_request(unit: Sequence[Member]) -> Sequence[int]:
+    if len(unit) == 1:
+        return unit[0].request
+    return [sum(amounts) for amounts in zip(*(m.request for m in unit), strict=True)]
 
 
 class Labels:
@@ -82,15 +105,16 @@ class Labels:
         changes: dict[str, str | None] = {}
         for group in groups:
             own = members[group]
-            scheduled = sorted((m for m in own if m.pod.scheduled), key=lambda m: importance(m.pod))
             labels: dict[str, str | None]
             if group == SYSTEM:  # outside quota: no label
-                labels = {m.pod.key: None for m in scheduled}
+                labels = {m.pod.key: None for m in own if m.pod.scheduled}
             else:
-                fits = fits_in_min((m.request for m in scheduled), effective_min[group].tolist())
+                units = running_units(own)
+                fits = fits_in_min((unit_request(u) for u in units), effective_min[group].tolist())
                 labels = {
                     m.pod.key: IN_QUOTA if ok else OVER_QUOTA
-                    for m, ok in zip(scheduled, fits, strict=True)
+                    for unit, ok in zip(units, fits, strict=True)
+                    for m in unit
                 }
             self.over_quota[group] = sum(1 for label in labels.values() if label == OVER_QUOTA)
             for member in own:

@@ -23,7 +23,9 @@ from . import checks
 from .accounting import Accounting, columns
 from .classification import Labels, importance
 from .config import EngineConfig
+from .gangs import PodGroup
 from .objects import Node, Pod, Quota
+from .pod_groups import gang_problems
 from .problems import Problem
 from .publishing import Publisher
 from .quantities import ResourceList
@@ -86,6 +88,13 @@ class QuotaEngine:
         self._store.remove_pod(key)
         self._labels.forget(key)
 
+    def set_pod_group(self, group: PodGroup) -> None:
+        """Add or update a PodGroup object: the minimum of the gang it names."""
+        self._store.set_pod_group(group)
+
+    def remove_pod_group(self, key: str) -> None:
+        self._store.remove_pod_group(key)
+
     # ---------------------------------------------------------------- queries
 
     @property
@@ -99,7 +108,7 @@ class QuotaEngine:
         return [
             *self.tree.problems,
             *checks.audit(self.tree.catalog),
-            *sorted(self._store.pod_problems.values()),
+            *sorted([*self._store.pod_problems.values(), *gang_problems(self._store)]),
         ]
 
     def capacity(self) -> dict[str, int]:

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import keys
+from .gangs import GangRef
 from .quantities import ResourceList
 
 
@@ -78,6 +79,8 @@ class Pod:
     node_pinned: bool = False
     """Made for one node: a DaemonSet's pod or a static pod's mirror. Its controller (or the
     kubelet) places it and recreates it there at once, so it is neither gated nor evicted."""
+    gang: GangRef | None = None
+    """The pod group it belongs to (`gangs.py`); None: a gang of one."""
 
     @property
     def name(self) -> str:

@@ -94,8 +94,14 @@ class _Gate(_Model):
     name: str
 
 
+class _SchedulingGroup(_Model):
+    pod_group_name: str = Field("", alias="podGroupName")
+
+
 class _PodSpec(_Model):
     node_name: str = Field("", alias="nodeName")
+    scheduling_group: _SchedulingGroup | None = Field(None, alias="schedulingGroup")
+    """Kubernetes 1.36's pod group reference (alpha)."""
     scheduling_gates: list[_Gate] = Field(default_factory=list, alias="schedulingGates")
     priority: int = 0
     containers: list[_Container] = Field(default_factory=list)
@@ -233,6 +239,7 @@ class PodFields(NamedTuple):
     generate_name: str
     uid: str
     labels: Mapping[str, str]
+    annotations: Mapping[str, str]
     mirror: bool
     """Annotated as a static pod's mirror."""
     terminating: bool
@@ -244,6 +251,8 @@ class PodFields(NamedTuple):
     phase: str
     start_time: float | None
     request: dict[str, int]
+    scheduling_group: str
+    """`spec.schedulingGroup.podGroupName`; empty: none."""
 
 
 def pod_fields(raw: RawPod) -> PodFields:
@@ -262,6 +271,7 @@ def pod_fields(raw: RawPod) -> PodFields:
         generate_name=metadata.generate_name,
         uid=metadata.uid,
         labels=metadata.labels,
+        annotations=metadata.annotations,
         mirror=keys.MIRROR in metadata.annotations,
         terminating=metadata.deletion_timestamp is not None,
         created=_timestamp(metadata.creation_timestamp),
@@ -272,6 +282,7 @@ def pod_fields(raw: RawPod) -> PodFields:
         phase=parsed.status.phase,
         start_time=_timestamp(parsed.status.start_time),
         request=request,
+        scheduling_group=spec.scheduling_group.pod_group_name if spec.scheduling_group else "",
     )
 
 

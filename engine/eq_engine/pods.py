@@ -20,6 +20,7 @@ from typing import Any
 
 from . import keys
 from .errors import ObjectError, QuantityError
+from .gangs import gang_of
 from .objects import Pod
 from .parsing import PodFields, pod_fields
 from .quantities import ResourceList, resource_list
@@ -64,6 +65,7 @@ def _build(fields: PodFields, namespace: str) -> Pod:
         gate_opt_out=labels.get(keys.GATE_OPT_OUT) == "false",
         created=fields.created or 0.0,
         node_pinned=fields.controller_kind == "DaemonSet" or fields.mirror,
+        gang=gang_of(namespace, labels, fields.annotations, fields.scheduling_group),
     )
 
 
@@ -237,13 +239,15 @@ def fast_pod_fields(raw: RawPod) -> PodFields:
         )
     except TypeError:  # an unhashable quantity
         raise _Unsure from None
+    annotations = _strings(metadata, "annotations")
     return PodFields(
         namespace=_text(metadata, "namespace"),
         name=_text(metadata, "name"),
         generate_name=_text(metadata, "generateName"),
         uid=_text(metadata, "uid"),
         labels=_strings(metadata, "labels"),
-        mirror=keys.MIRROR in _strings(metadata, "annotations"),
+        annotations=annotations,
+        mirror=keys.MIRROR in annotations,
         terminating=_timestamp(metadata, "deletionTimestamp") is not None,
         created=_timestamp(metadata, "creationTimestamp"),
         controller_kind=controller_kind or "",
@@ -253,4 +257,5 @@ def fast_pod_fields(raw: RawPod) -> PodFields:
         phase=_text(status, "phase"),
         start_time=_timestamp(status, "startTime"),
         request=request,
+        scheduling_group=_text(_map(spec, "schedulingGroup"), "podGroupName"),
     )

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .accounting import USED
-from .classification import importance
+from .classification import running_units
 from .engine import QuotaEngine
 from .integers import Amounts
 from .keys import OVER_QUOTA
@@ -71,40 +71,66 @@ class Victim:
 
 
 @dataclass(frozen=True, slots=True)
+class Candidate:
+    """What a reclaim takes at once: one pod, or every running pod of a gang (`gang`, its
+    `namespace/name`), which counts as one eviction against the round's limit."""
+
+    pods: tuple[Victim, ...]
+    gang: str = ""
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(pod.key for pod in self.pods)
+
+    def request(self, resources: Sequence[str]) -> Amounts:
+        return np.array(
+            [sum(pod.request.get(name, 0) for pod in self.pods) for name in resources],
+            dtype=np.int64,
+        ).reshape(len(resources))
+
+
+@dataclass(frozen=True, slots=True)
 class GroupReclaim:
     """One over-used group's reclaim, decided on one snapshot of the engine.
 
     It holds its own numbers, so the edge may await evictions while the watch changes the
     engine, and re-plan after refusals without asking the engine again: `victims(refused)` is a
-    pure function of this object. Candidates are the group's preemptible over-quota pods only,
-    least important first; pods already leaving are taken off `used` (`remaining`).
+    pure function of this object. Candidates are the group's preemptible over-quota pods and
+    gangs only, least important first; pods already leaving are taken off `used` (`remaining`).
     """
 
     group: str
     used: dict[str, int]
     runtime: dict[str, int]
-    candidates: tuple[Victim, ...]
+    candidates: tuple[Candidate, ...]
     remaining: tuple[int, ...]
     """Used minus what the pods already leaving return, per resource of `resources`."""
     limits: tuple[int, ...]
     limited: tuple[bool, ...]
     resources: tuple[str, ...]
 
-    def victims(self, refused: Collection[str] = (), leaving: Collection[str] = ()) -> list[Victim]:
-        """The pods to evict, in order, leaving the `refused` ones where they are and counting
-        the `leaving` ones (evicted a moment ago) as returned: used 10, runtime 4, candidates
-        a/2, b/2, c/2, d/2: [a, b, c]; with a refused: [b, c, d]; with a leaving: [b, c]."""
+    def victims(
+        self, refused: Collection[str] = (), leaving: Collection[str] = ()
+    ) -> list[Candidate]:
+        """The candidates to evict, in order, leaving those with a `refused` pod where they
+        are and counting the `leaving` pods (evicted a moment ago) as returned: used 10,
+        runtime 4, candidates a/2, b/2, c/2, d/2: [a, b, c]; with a refused: [b, c, d]; with
+        a leaving: [b, c]. A gang with some pods leaving is the rest of its pods."""
         width = len(self.resources)
         remaining = np.array(self.remaining, dtype=np.int64).reshape(width)
-        left: list[Victim] = []
+        left: list[Candidate] = []
         requests: list[Amounts] = []
-        for victim in self.candidates:
-            request = np.array([victim.request.get(n, 0) for n in self.resources], dtype=np.int64)
-            if victim.key in leaving:
-                remaining -= request
-            elif victim.key not in refused:
-                left.append(victim)
-                requests.append(request)
+        for candidate in self.candidates:
+            gone = tuple(pod for pod in candidate.pods if pod.key in leaving)
+            if gone:
+                remaining -= Candidate(gone).request(self.resources)
+                rest = tuple(pod for pod in candidate.pods if pod.key not in leaving)
+                if not rest:
+                    continue
+                candidate = Candidate(rest, candidate.gang)
+            if not any(key in refused for key in candidate.keys):
+                left.append(candidate)
+                requests.append(candidate.request(self.resources))
         chosen = plan(
             used=remaining,
             runtime=np.array(self.limits, dtype=np.int64).reshape(width),
@@ -120,8 +146,9 @@ def reclaims(engine: QuotaEngine, *, leaving: Collection[str] = ()) -> dict[str,
     Pods already terminating, and those in `leaving` (just evicted), count as returned: they
     are not evicted twice, and nothing else is evicted in their place. Only preemptible
     over-quota pods are candidates, so a refusal (a PodDisruptionBudget) never lets an in-quota
-    pod be chosen instead. A group whose plan has no victims is over its runtime but has
-    nothing of its own left to evict.
+    pod be chosen instead; a gang is a candidate only when all its running pods in the group
+    may go (`classification.running_units` labels it as a whole). A group whose plan has no
+    victims is over its runtime but has nothing of its own left to evict.
     """
     store, accounts = engine.store, engine.accounting
     assert not store.tree_dirty
@@ -134,18 +161,19 @@ def reclaims(engine: QuotaEngine, *, leaving: Collection[str] = ()) -> dict[str,
         members = [m for m in store.members[group] if m.pod.scheduled]
         going = {m.pod.key for m in members if m.pod.terminating or m.pod.key in leaving}
         returned = [m.request for m in members if m.pod.key in going]
-        candidates = sorted(
-            (
-                m
-                for m in members
-                if m.pod.preemptible
+        candidates = []
+        for unit in reversed(running_units(m for m in members if m.pod.key not in going)):
+            if all(
+                m.pod.preemptible
                 and not m.pod.node_pinned  # it would come back on its node at once
                 and engine.capacity_label(m.pod.key) == OVER_QUOTA  # never in-quota ones
-                and m.pod.key not in going
-            ),
-            key=lambda m: importance(m.pod),
-            reverse=True,
-        )
+                for m in unit
+            ):
+                pods = tuple(
+                    Victim(m.pod.key, m.pod.uid, engine.pod_request(m.pod.key)) for m in unit
+                )
+                gang = unit[0].pod.gang
+                candidates.append(Candidate(pods, gang.name if gang else ""))
         still_used = used[group] - np.array(returned, dtype=np.int64).reshape(
             len(returned), width
         ).sum(axis=0)
@@ -154,9 +182,7 @@ def reclaims(engine: QuotaEngine, *, leaving: Collection[str] = ()) -> dict[str,
             group=status.name,
             used=dict(status.used),
             runtime=dict(status.runtime or {}),
-            candidates=tuple(
-                Victim(m.pod.key, m.pod.uid, engine.pod_request(m.pod.key)) for m in candidates
-            ),
+            candidates=tuple(candidates),
             remaining=tuple(still_used.tolist()),
             limits=tuple(accounts.runtime[group].tolist()),
             limited=tuple(accounts.has_runtime[group].tolist()),
@@ -171,6 +197,6 @@ def reclaim_plan(
     """For each group whose used exceeds its runtime: the pods to evict, in order, only ever
     over-quota ones (`reclaims`, with the `keep` pods refused)."""
     return {
-        name: [victim.key for victim in plan.victims(keep)]
+        name: [key for victim in plan.victims(keep) for key in victim.keys]
         for name, plan in reclaims(engine, leaving=leaving).items()
     }

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .accounting import Accounting
+from .gangs import PodGroup
 from .integers import clamp
 from .objects import Node, Pod, Quota
 from .problems import Problem
@@ -49,6 +50,10 @@ class Store:
         self.pod_problems: dict[str, Problem] = {}
         self.gated: set[str] = set()
         """Pods waiting behind the admission gate."""
+        self.gangs: dict[str, set[str]] = {}
+        """Gang key to its pods (`gangs.py`)."""
+        self.pod_groups: dict[str, PodGroup] = {}
+        """PodGroup objects by gang key: the minimum of the gangs that name one."""
         self.members: list[set[Member]] = []
         """Per group: its own pods."""
         self._vectors: dict[tuple[int, ...], tuple[int, ...]] = {}
@@ -121,6 +126,10 @@ class Store:
             self.gated.add(pod.key)
         else:
             self.gated.discard(pod.key)
+        if old is not None and old.pod.gang != pod.gang:
+            self._leave_gang(old.pod)
+        if pod.gang is not None:
+            self.gangs.setdefault(pod.gang.key, set()).add(pod.key)
         member = Member(pod)
         self.pods[pod.key] = member
         if self.tree_dirty:
@@ -144,8 +153,23 @@ class Store:
         member = self.pods.pop(key, None)
         self.pod_problems.pop(key, None)
         self.gated.discard(key)
+        if member is not None:
+            self._leave_gang(member.pod)
         if member is not None and not self.tree_dirty:
             self._count(member, -1)
+
+    def _leave_gang(self, pod: Pod) -> None:
+        if pod.gang is not None:
+            members = self.gangs[pod.gang.key]
+            members.discard(pod.key)
+            if not members:
+                del self.gangs[pod.gang.key]
+
+    def set_pod_group(self, group: PodGroup) -> None:
+        self.pod_groups[group.key] = group
+
+    def remove_pod_group(self, key: str) -> None:
+        self.pod_groups.pop(key, None)
 
     def regroup(self, accounts: Accounting) -> None:
         """Place every pod on the new tree of `accounts`, and count it there."""

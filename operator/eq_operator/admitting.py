@@ -45,6 +45,7 @@ class Admitter:
         self._view, self._writer, self._events, self._metrics = view, writer, events, metrics
         self._hold, self._clock = hold, clock
         self._told: set[str] = set()  # waiting pods that have their Event already
+        self._admitted_gangs: set[str] = set()  # gangs whose wait is timed already
         self._lifted: dict[str, float] = {}  # admitted pods not bound yet, by when
         self._failed: dict[str, Backoff] = {}  # lifts refused or failed, with their backoff
 
@@ -97,6 +98,7 @@ class Admitter:
                 retry.failed(self._clock())
 
         await asyncio.gather(*map(lift, pods))
+        self._time_gangs([pod for pod in pods if pod.key in self._lifted])
         for key, ref in told.items():
             reason, message = "WaitingForQuota", decided.waiting[key]
             await self._events.record(ref, type="Normal", reason=reason, message=message)
@@ -107,5 +109,18 @@ class Admitter:
             if decided.waiting_per_group.get(group) != self._view.waiting.get(group)
         }
         self._view.waiting = dict(decided.waiting_per_group)
-        self._metrics.publish_waiting(decided.waiting_per_group)
+        self._metrics.publish_waiting(decided.waiting_per_group, decided.gangs_waiting_per_group)
         return changed
+
+    def _time_gangs(self, lifted: list[Pod]) -> None:
+        """The wait of each gang whose gates were lifted for the first time: from its first
+        pod's creation."""
+        gangs = self._view.engine.store.gangs
+        self._admitted_gangs &= gangs.keys()
+        first: dict[str, float] = {}
+        for pod in lifted:
+            if pod.gang is not None and pod.gang.key not in self._admitted_gangs and pod.created:
+                first[pod.gang.key] = min(first.get(pod.gang.key, pod.created), pod.created)
+        for created in first.values():
+            self._metrics.gang_wait.observe(max(0.0, time.time() - created))
+        self._admitted_gangs |= first.keys()

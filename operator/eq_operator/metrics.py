@@ -37,6 +37,12 @@ class Metrics:
             ["group", "result"],
             registry=r,
         )
+        self.gang_evictions = Counter(
+            "elastic_quota_gang_evictions",
+            "Gangs reclaimed whole (each counts once, whatever its pods), by group.",
+            ["group"],
+            registry=r,
+        )
         self.gate_wait = Histogram(
             "elastic_quota_gate_wait_seconds",
             "Time from a pod's creation (when the webhook gated it) to the operator lifting its "
@@ -81,6 +87,18 @@ class Metrics:
             ["group"],
             registry=r,
         )
+        self.waiting_gangs = Gauge(
+            "elastic_quota_group_waiting_gangs",
+            "Gangs of the group behind the admission gate, waiting for quota or for their pods.",
+            ["group"],
+            registry=r,
+        )
+        self.gang_wait = Histogram(
+            "elastic_quota_gang_wait_seconds",
+            "Time from a gang's first pod's creation to the operator lifting the gang's gates.",
+            buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600),
+            registry=r,
+        )
         self.admitted = Counter(
             "elastic_quota_admitted_pods",
             "Pods whose admission gate the operator lifted.",
@@ -92,19 +110,27 @@ class Metrics:
         """Every group's status as last computed (the engine's), exported when scraped."""
         r.register(_CacheCollector(self))
         r.register(_GroupCollector(self))
-        self._waiting: set[str] = set()
+        self._waiting_pods: set[str] = set()
+        self._waiting_gangs: set[str] = set()
 
     def observe_request(self, verb: str, code: int, seconds: float) -> None:
         self.api_requests.labels(verb, str(code)).inc()
         self.api_latency.labels(verb).observe(seconds)
 
-    def publish_waiting(self, per_group: dict[str, int]) -> None:
-        """Set the waiting gauge of groups with waiting pods; drop it where none wait."""
-        for group in self._waiting - per_group.keys():
-            self.waiting.remove(group)
-        for group, count in per_group.items():
-            self.waiting.labels(group).set(count)
-        self._waiting = set(per_group)
+    def publish_waiting(self, pods: dict[str, int], gangs: dict[str, int]) -> None:
+        """Set the waiting gauges of groups with waiting pods (and gangs); drop them where
+        none wait."""
+        self._waiting_pods = _publish(self.waiting, self._waiting_pods, pods)
+        self._waiting_gangs = _publish(self.waiting_gangs, self._waiting_gangs, gangs)
+
+
+def _publish(gauge: Gauge, shown: set[str], per_group: dict[str, int]) -> set[str]:
+    """Set `gauge` per group, remove the groups no longer in `per_group`; the groups shown."""
+    for group in shown - per_group.keys():
+        gauge.remove(group)
+    for group, count in per_group.items():
+        gauge.labels(group).set(count)
+    return set(per_group)
 
 
 class _CacheCollector(Collector):

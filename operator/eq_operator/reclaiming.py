@@ -173,6 +173,7 @@ class Reclaimer:
         `refresh` brings the engine up to date with the watch (the loop's recompute)."""
         now = self._clock()
         self._remember(now)
+        refresh()  # the loop's awaits since its last recompute may have let the watch in
         plans = reclaims(self._view.engine, leaving=self._evicted)
         for group in list(self._over_since):
             if group not in plans:
@@ -192,7 +193,7 @@ class Reclaimer:
         A pod that became a candidate during the round (a replacement that runs ungated) is
         judged in a later round, after a delay of its own."""
         group = planned.group
-        known = {victim.key for victim in planned.candidates}
+        known = {key for candidate in planned.candidates for key in candidate.keys}
         now = self._clock()
         refused = {key for key, retry in self._refused.items() if not retry.due(now)}
         leaving: set[str] = set()
@@ -204,31 +205,37 @@ class Reclaimer:
             plan = reclaims(self._view.engine, leaving=leaving.union(self._evicted)).get(group)
             if plan is None:
                 break
-            kept = refused.union(v.key for v in plan.candidates if v.key not in known)
-            victims = plan.victims(kept)
+            new = (key for c in plan.candidates for key in c.keys if key not in known)
+            victims = plan.victims(refused.union(new))
             if not victims:
                 break
             if not stamped:
                 stamped = await self._stamp(group)
                 if not stamped:
                     break
-            victim = victims[0]
-            attempts += 1
-            outcome = await self._attempt(victim)
-            if outcome in (Outcome.BLOCKED, Outcome.FAILED):
-                refused.add(victim.key)  # it stays, and is tried again after its backoff
-            else:
-                leaving.add(victim.key)
-            if outcome is None:
-                continue  # a dry run reported it a moment ago
-            acted = acted or victim.key in leaving
-            self._metrics.evictions.labels(group, outcome.value).inc()
-            why = (
-                f"group {group} uses {_shown(plan.used)}, above its runtime "
+            candidate = victims[0]
+            attempts += 1  # a gang counts as one
+            reason = f"group {group} uses {_shown(plan.used)}, above its runtime " + (
                 f"{_shown(plan.runtime)}, for {over_for:.0f}s; "
-                f"the pod requests {_shown(victim.request)}"
             )
-            await self._record(group, victim, outcome, why)
+            if candidate.gang:
+                reason += (
+                    f"the pod's gang {candidate.gang} goes whole ({len(candidate.pods)} pods); "
+                )
+            for victim in candidate.pods:
+                outcome = await self._attempt(victim)
+                if outcome in (Outcome.BLOCKED, Outcome.FAILED):
+                    refused.add(victim.key)  # it stays, and is tried again after its backoff
+                else:
+                    leaving.add(victim.key)
+                if outcome is None:
+                    continue  # a dry run reported it a moment ago
+                acted = acted or victim.key in leaving
+                self._metrics.evictions.labels(group, outcome.value).inc()
+                why = f"{reason}the pod requests {_shown(victim.request)}"
+                await self._record(group, victim, outcome, why)
+            if candidate.gang and any(key in leaving for key in candidate.keys):
+                self._metrics.gang_evictions.labels(group).inc()
         return acted
 
     async def _stamp(self, group: str) -> bool:
