@@ -94,7 +94,12 @@ def _operator_parser(commands: Any) -> None:
     flags.add_kubeconfig_argument(run)
     flags.add_log_arguments(run)
     reclaim = op.add_argument_group("reclaim")
-    renamed = {"enabled": "reclaim", "interval": "reclaim-interval", "delay": "reclaim-delay"}
+    renamed = {
+        "enabled": "reclaim",
+        "interval": "reclaim-interval",
+        "delay": "reclaim-delay",
+        "min_runtime": "reclaim-min-runtime",
+    }
     flags.add_fields(reclaim, ReclaimSettings, renamed=renamed)
     flags.add_engine_arguments(op)
 

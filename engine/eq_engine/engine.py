@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 from . import checks
 from .accounting import Accounting, columns
+from .budgets import DisruptionBudget
 from .classification import Labels, importance
 from .config import EngineConfig
 from .gangs import PodGroup
@@ -94,6 +95,13 @@ class QuotaEngine:
 
     def remove_pod_group(self, key: str) -> None:
         self._store.remove_pod_group(key)
+
+    def set_disruption_budget(self, budget: DisruptionBudget) -> None:
+        """Add or update a PodDisruptionBudget: reclaim skips what it would not let go."""
+        self._store.set_disruption_budget(budget)
+
+    def remove_disruption_budget(self, key: str) -> None:
+        self._store.remove_disruption_budget(key)
 
     # ---------------------------------------------------------------- queries
 

@@ -6,7 +6,7 @@ fast path of `pods.py`); nothing here reads JSON.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from . import keys
@@ -81,6 +81,9 @@ class Pod:
     kubelet) places it and recreates it there at once, so it is neither gated nor evicted."""
     gang: GangRef | None = None
     """The pod group it belongs to (`gangs.py`); None: a gang of one."""
+    labels: Mapping[str, str] = field(default_factory=dict, compare=False)
+    """Its labels but the operator's capacity label, for PodDisruptionBudgets' selectors;
+    shared by the pods whose labels are alike, and not part of what the accounting compares."""
 
     @property
     def name(self) -> str:

@@ -66,6 +66,7 @@ def _build(fields: PodFields, namespace: str) -> Pod:
         created=fields.created or 0.0,
         node_pinned=fields.controller_kind == "DaemonSet" or fields.mirror,
         gang=gang_of(namespace, labels, fields.annotations, fields.scheduling_group),
+        labels=_shared_labels(tuple(sorted(i for i in labels.items() if i[0] != keys.CAPACITY))),
     )
 
 
@@ -77,6 +78,12 @@ def _gates(names: tuple[str, ...]) -> tuple[str, ...]:
 @lru_cache(maxsize=1024)
 def _labels(label: str | None, seed_label: str | None) -> tuple[str | None, str | None]:
     return (label, seed_label)
+
+
+@lru_cache(maxsize=65536)
+def _shared_labels(items: tuple[tuple[str, str], ...]) -> Mapping[str, str]:
+    """One dict for every pod with the same labels (the replicas of a workload)."""
+    return dict(items)
 
 
 @lru_cache(maxsize=65536)

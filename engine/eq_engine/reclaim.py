@@ -16,17 +16,21 @@ a subtraction, which could declare a group satisfied while it still exceeds its 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
 from .accounting import USED
+from .budgets import DisruptionBudget
 from .classification import running_units
 from .engine import QuotaEngine
 from .integers import Amounts
 from .keys import OVER_QUOTA
+from .objects import Pod
+from .state import Member
 from .tree import ROOT, SYSTEM
 
 
@@ -68,6 +72,8 @@ class Victim:
     key: str
     uid: str
     request: dict[str, int]
+    budgets: tuple[str, ...] = ()
+    """The PodDisruptionBudgets that cover it (`namespace/name`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,14 +114,22 @@ class GroupReclaim:
     limits: tuple[int, ...]
     limited: tuple[bool, ...]
     resources: tuple[str, ...]
+    allowed: Mapping[str, int] = field(default_factory=dict)
+    """Disruptions each PodDisruptionBudget covering a candidate allows now."""
 
     def victims(
-        self, refused: Collection[str] = (), leaving: Collection[str] = ()
+        self,
+        refused: Collection[str] = (),
+        leaving: Collection[str] = (),
+        *,
+        budgets: bool = True,
     ) -> list[Candidate]:
         """The candidates to evict, in order, leaving those with a `refused` pod where they
         are and counting the `leaving` pods (evicted a moment ago) as returned: used 10,
         runtime 4, candidates a/2, b/2, c/2, d/2: [a, b, c]; with a refused: [b, c, d]; with
-        a leaving: [b, c]. A gang with some pods leaving is the rest of its pods."""
+        a leaving: [b, c]. A gang with some pods leaving is the rest of its pods. A candidate
+        that a PodDisruptionBudget would not let go now is skipped, least important first
+        (`kept_by_budgets` names them); `budgets` False: as if no budget existed."""
         width = len(self.resources)
         remaining = np.array(self.remaining, dtype=np.int64).reshape(width)
         left: list[Candidate] = []
@@ -130,7 +144,10 @@ class GroupReclaim:
                 candidate = Candidate(rest, candidate.gang)
             if not any(key in refused for key in candidate.keys):
                 left.append(candidate)
-                requests.append(candidate.request(self.resources))
+        if budgets:
+            kept = self.kept_by_budgets(left)
+            left = [c for c in left if c.keys not in kept]
+        requests = [candidate.request(self.resources) for candidate in left]
         chosen = plan(
             used=remaining,
             runtime=np.array(self.limits, dtype=np.int64).reshape(width),
@@ -139,8 +156,30 @@ class GroupReclaim:
         )
         return [left[index] for index in chosen]
 
+    def kept_by_budgets(self, candidates: Sequence[Candidate]) -> dict[tuple[str, ...], str]:
+        """The `candidates` (least important first) that their budgets would not let go, by
+        their pods' keys, each with the budget that keeps it: every budget's allowance is
+        spent by the candidates before it, a gang needing one disruption per pod of it that
+        the budget covers."""
+        allowance = dict(self.allowed)
+        kept: dict[tuple[str, ...], str] = {}
+        for candidate in candidates:
+            needs = Counter(name for pod in candidate.pods for name in pod.budgets)
+            short = next((name for name, n in needs.items() if allowance[name] < n), None)
+            if short is None:
+                allowance.update((name, allowance[name] - n) for name, n in needs.items())
+            else:
+                kept[candidate.keys] = short
+        return kept
 
-def reclaims(engine: QuotaEngine, *, leaving: Collection[str] = ()) -> dict[str, GroupReclaim]:
+
+def reclaims(
+    engine: QuotaEngine,
+    *,
+    leaving: Collection[str] = (),
+    now: float = 0.0,
+    min_runtime: float = 0.0,
+) -> dict[str, GroupReclaim]:
     """Each group whose used exceeds its runtime, with its reclaim decided on this state.
 
     Pods already terminating, and those in `leaving` (just evicted), count as returned: they
@@ -148,7 +187,9 @@ def reclaims(engine: QuotaEngine, *, leaving: Collection[str] = ()) -> dict[str,
     over-quota pods are candidates, so a refusal (a PodDisruptionBudget) never lets an in-quota
     pod be chosen instead; a gang is a candidate only when all its running pods in the group
     may go (`classification.running_units` labels it as a whole). A group whose plan has no
-    victims is over its runtime but has nothing of its own left to evict.
+    victims is over its runtime but has nothing of its own left to evict. With `min_runtime`,
+    a candidate that started less than that many seconds before `now` (a gang: any of its
+    pods) comes after every older one.
     """
     store, accounts = engine.store, engine.accounting
     assert not store.tree_dirty
@@ -157,11 +198,25 @@ def reclaims(engine: QuotaEngine, *, leaving: Collection[str] = ()) -> dict[str,
     over[[ROOT, SYSTEM]] = False
     plans: dict[str, GroupReclaim] = {}
     width = len(accounts.names)
+    budgets: dict[str, list[DisruptionBudget]] = {}
+    for budget in store.budgets.values():
+        budgets.setdefault(budget.namespace, []).append(budget)
+
+    def covering(pod: Pod) -> tuple[str, ...]:
+        return tuple(
+            b.key for b in budgets.get(pod.namespace, ()) if b.covers(pod.namespace, pod.labels)
+        )
+
+    def young(unit: Sequence[Member]) -> bool:
+        return min_runtime > 0 and any(
+            m.pod.start_time is None or now - m.pod.start_time < min_runtime for m in unit
+        )
+
     for group in np.flatnonzero(over).tolist():
         members = [m for m in store.members[group] if m.pod.scheduled]
         going = {m.pod.key for m in members if m.pod.terminating or m.pod.key in leaving}
         returned = [m.request for m in members if m.pod.key in going]
-        candidates = []
+        candidates: list[tuple[bool, Candidate]] = []
         for unit in reversed(running_units(m for m in members if m.pod.key not in going)):
             if all(
                 m.pod.preemptible
@@ -170,10 +225,13 @@ def reclaims(engine: QuotaEngine, *, leaving: Collection[str] = ()) -> dict[str,
                 for m in unit
             ):
                 pods = tuple(
-                    Victim(m.pod.key, m.pod.uid, engine.pod_request(m.pod.key)) for m in unit
+                    Victim(m.pod.key, m.pod.uid, engine.pod_request(m.pod.key), covering(m.pod))
+                    for m in unit
                 )
                 gang = unit[0].pod.gang
-                candidates.append(Candidate(pods, gang.name if gang else ""))
+                candidate = Candidate(pods, gang.name if gang else "")
+                candidates.append((young(unit), candidate))
+        candidates.sort(key=lambda entry: entry[0])  # stable: the young ones last
         still_used = used[group] - np.array(returned, dtype=np.int64).reshape(
             len(returned), width
         ).sum(axis=0)
@@ -182,11 +240,17 @@ def reclaims(engine: QuotaEngine, *, leaving: Collection[str] = ()) -> dict[str,
             group=status.name,
             used=dict(status.used),
             runtime=dict(status.runtime or {}),
-            candidates=tuple(candidates),
+            candidates=tuple(candidate for _, candidate in candidates),
             remaining=tuple(still_used.tolist()),
             limits=tuple(accounts.runtime[group].tolist()),
             limited=tuple(accounts.has_runtime[group].tolist()),
             resources=accounts.names,
+            allowed={
+                name: store.budgets[name].allowed
+                for _, candidate in candidates
+                for pod in candidate.pods
+                for name in pod.budgets
+            },
         )
     return plans
 

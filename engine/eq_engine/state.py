@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .accounting import Accounting
+from .budgets import DisruptionBudget
 from .gangs import PodGroup
 from .integers import clamp
 from .objects import Node, Pod, Quota
@@ -54,6 +55,8 @@ class Store:
         """Gang key to its pods (`gangs.py`)."""
         self.pod_groups: dict[str, PodGroup] = {}
         """PodGroup objects by gang key: the minimum of the gangs that name one."""
+        self.budgets: dict[str, DisruptionBudget] = {}
+        """PodDisruptionBudgets by `namespace/name`, for reclaim."""
         self.members: list[set[Member]] = []
         """Per group: its own pods."""
         self._vectors: dict[tuple[int, ...], tuple[int, ...]] = {}
@@ -121,7 +124,8 @@ class Store:
         """Add or update a pod that has not finished."""
         old = self.pods.get(pod.key)
         if old is not None and old.pod == pod:
-            return  # e.g. only its label or its status conditions moved
+            old.pod = pod  # e.g. only its labels or its status conditions moved
+            return
         if pod.gated:
             self.gated.add(pod.key)
         else:
@@ -170,6 +174,12 @@ class Store:
 
     def remove_pod_group(self, key: str) -> None:
         self.pod_groups.pop(key, None)
+
+    def set_disruption_budget(self, budget: DisruptionBudget) -> None:
+        self.budgets[budget.key] = budget
+
+    def remove_disruption_budget(self, key: str) -> None:
+        self.budgets.pop(key, None)
 
     def regroup(self, accounts: Accounting) -> None:
         """Place every pod on the new tree of `accounts`, and count it there."""

@@ -31,7 +31,7 @@ not start the clocks over.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from enum import StrEnum
 from typing import Protocol
 
@@ -174,7 +174,7 @@ class Reclaimer:
         now = self._clock()
         self._remember(now)
         refresh()  # the loop's awaits since its last recompute may have let the watch in
-        plans = reclaims(self._view.engine, leaving=self._evicted)
+        plans = self._plans(self._evicted)
         for group in list(self._over_since):
             if group not in plans:
                 del self._over_since[group]
@@ -202,11 +202,13 @@ class Reclaimer:
         acted = False
         while attempts < self._settings.max_evictions:
             refresh()  # planned again on what the watch shows now, never on an older plan
-            plan = reclaims(self._view.engine, leaving=leaving.union(self._evicted)).get(group)
+            plan = self._plans(leaving.union(self._evicted)).get(group)
             if plan is None:
                 break
-            new = (key for c in plan.candidates for key in c.keys if key not in known)
-            victims = plan.victims(refused.union(new))
+            new = {key for c in plan.candidates for key in c.keys if key not in known}
+            victims = plan.victims(refused | new)
+            if not attempts:
+                await self._report_kept(plan, refused | new)
             if not victims:
                 break
             if not stamped:
@@ -237,6 +239,27 @@ class Reclaimer:
             if candidate.gang and any(key in leaving for key in candidate.keys):
                 self._metrics.gang_evictions.labels(group).inc()
         return acted
+
+    def _plans(self, leaving: Collection[str]) -> dict[str, GroupReclaim]:
+        settings = self._settings
+        return reclaims(
+            self._view.engine, leaving=leaving, now=time.time(), min_runtime=settings.min_runtime
+        )
+
+    async def _report_kept(self, plan: GroupReclaim, refused: set[str]) -> None:
+        """An Event on each pod its PodDisruptionBudget keeps from a round that would take it."""
+        wanted = plan.victims(refused, budgets=False)
+        for candidate in wanted:
+            budget = plan.kept_by_budgets(wanted).get(candidate.keys)
+            if budget is None:
+                continue
+            for victim in candidate.pods:
+                text = (
+                    f"Pod {victim.key} is kept from reclaim by PodDisruptionBudget {budget}, "
+                    f"which allows no disruption now; other over-quota pods are taken instead"
+                )
+                logger.info("%s", text, extra={"group": plan.group, "pod": victim.key})
+                await self._event(plan.group, victim, "Normal", "ReclaimSkipped", text)
 
     async def _stamp(self, group: str) -> bool:
         """Start the group's window in the cluster, before its first eviction."""
@@ -270,7 +293,6 @@ class Reclaimer:
 
     async def _record(self, group: str, victim: Victim, outcome: Outcome, why: str) -> None:
         key = victim.key
-        namespace, name = key.split("/", 1)
         text = {
             Outcome.EVICTED: f"Evicted pod {key} to return borrowed capacity: {why}",
             Outcome.GONE: f"Pod {key} was already gone when evicted: {why}",
@@ -289,8 +311,15 @@ class Reclaimer:
             Outcome.DRY_RUN: "ReclaimDryRun",
         }[outcome]
         logger.info("%s", text, extra={"group": group, "pod": key})
+        await self._event(group, victim, kind, reason, text)
+
+    async def _event(self, group: str, victim: Victim, kind: str, reason: str, text: str) -> None:
+        """The Event on the pod and on its group's ElasticQuota."""
+        namespace, name = victim.key.split("/", 1)
         ref = Ref("v1", "Pod", namespace, name, victim.uid)
         await self._events.record(ref, type=kind, reason=reason, message=text)
         quota = self._view.quota_refs.get(group)
         if quota is not None:
-            await self._events.record(quota, type=kind, reason=reason, message=text, about=key)
+            await self._events.record(
+                quota, type=kind, reason=reason, message=text, about=victim.key
+            )

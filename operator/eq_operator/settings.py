@@ -25,6 +25,12 @@ class ReclaimSettings:
     round starts a new window, so a group loses at most `max_evictions` pods per delay.
 
     Koordinator's default: a short burst is not worth an eviction."""
+    min_runtime: float = 0.0
+    """Seconds a pod (or gang) must have run before a round takes it while an older candidate
+    of its group is left; 0: off.
+
+    A job that has just started has the most to lose and the least done: protecting it for a
+    while spreads reclaim over the pods that have had their run."""
     max_evictions: int = 5
     """Pods evicted per group per round (one round per `delay`) at most.
 

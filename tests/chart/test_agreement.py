@@ -42,6 +42,7 @@ CHANGED = (
     "operator.reclaim.enabled=false",
     "operator.reclaim.interval=5",
     "operator.reclaim.delay=300",
+    "operator.reclaim.minRuntime=600",
     "operator.reclaim.maxEvictions=1",
     "operator.reclaim.dryRun=true",
     "webhook.address=::",
