@@ -1,12 +1,13 @@
 """An emulated kube-apiserver 1.32 for tests and benchmarks (see server.ApiServer).
 
-async with ApiServer(Config(window=100)) as api:
+async with ApiServer(Config(window=100), serving=pod_group_crds()) as api:  # more CRDs
     api.seed(node("n1"), pod("p1"))                 # stored as a create would, no admission
     api.admission.configure(render(), {("ns", "svc", 443): "127.0.0.1:9443"})
     api.users["op-token"] = User("system:serviceaccount:ns:op")
     api.fault("PATCH", "pods", status=500, times=2)
     api.write_kubeconfig(path, token="op-token")    # for kubectl, Kopf, the product
     api.compact(); api.watch_error(410); api.close_watches()
+    api.get("podgroups.scheduling.x-k8s.io", "train", "team-b")  # a CRD's objects: plural.group
     await api.go_down(); await api.come_up()
 
 For kubectl (tests/kubectl.py runs it against `api.write_kubeconfig`): aggregated and legacy
@@ -23,6 +24,15 @@ webhooks, strategies.py's rules, storage.py) or discovery.py (the URLs that are 
 from .admission import User
 from .errors import ApiError, disruption_budget
 from .faults import Fault
+from .resources import pod_group_crds
 from .server import ApiServer, Config
 
-__all__ = ["ApiError", "ApiServer", "Config", "Fault", "User", "disruption_budget"]
+__all__ = [
+    "ApiError",
+    "ApiServer",
+    "Config",
+    "Fault",
+    "User",
+    "disruption_budget",
+    "pod_group_crds",
+]

@@ -184,9 +184,9 @@ class Documents:
         gvk_names = []
         for resource in resources:
             gvk = {"group": resource.group, "version": resource.version, "kind": resource.kind}
-            if resource.plural in self._schemas.crds:
+            if resource.key in self._schemas.crds:
                 name = _crd_schema_name(resource)
-                schema = dict(_converted(self._schemas.crds[resource.plural]))
+                schema = dict(_converted(self._schemas.crds[resource.key]))
                 schema["properties"] = {
                     **schema.get("properties", {}),
                     "metadata": {"$ref": f"#/components/schemas/{OBJECT_META}"},
@@ -195,7 +195,7 @@ class Documents:
                 schemas[name] = schema
                 gvk_names.append(OBJECT_META)
             else:
-                found = self._schemas.builtin.get(resource.plural)
+                found = self._schemas.builtin.get(resource.key)
                 name = found or resource.kind
                 if found:
                     gvk_names.append(found)

@@ -158,7 +158,7 @@ async def watch_objects(
                 chunk = []
         if chunk:
             await response.write(b"".join(chunk))
-        if since is not None and since < api.storage.tables[resource.plural].window_start:
+        if since is not None and since < api.storage.tables[resource.key].window_start:
             await response.write_eof()
             return response
         next_bookmark = loop.time() + api.config.bookmark_interval

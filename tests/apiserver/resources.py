@@ -12,6 +12,12 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_FILE = REPO / "crds" / "elasticquotas.scheduling.sigs.k8s.io.yaml"
+POD_GROUP_CRDS = tuple(
+    REPO / "tests" / "crds" / f"podgroups.{group}.yaml"
+    for group in ("scheduling.sigs.k8s.io", "scheduling.x-k8s.io", "scheduling.k8s.io")
+)
+"""The three PodGroup APIs as the emulator serves them (`ApiServer(serving=...)`): Koordinator's,
+scheduler-plugins' and Kubernetes 1.36's (a built-in alpha API, served here as a CRD)."""
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
 
@@ -27,6 +33,16 @@ class Resource:
     categories: tuple[str, ...] = ()
     custom: bool = False  # a CR: CR strategies (generation, 422 on unconditional PUT, no SMP)
     field_labels: frozenset[str] = field(default_factory=frozenset)
+    qualified: bool = False
+    """Named `plural.group` in the emulator's tables (`key`): a CRD served besides the
+    ElasticQuota's, whose plural another group may share (two PodGroup APIs)."""
+
+    @property
+    def key(self) -> str:
+        """The emulator's name for the resource: its storage table, the requests counted and
+        the faults injected (`api.get(key, ...)`, `api.count(verb, key)`): the plural, or
+        `podgroups.scheduling.x-k8s.io` for a CRD served besides the ElasticQuota's."""
+        return f"{self.plural}.{self.group}" if self.qualified else self.plural
 
     @property
     def api_version(self) -> str:
@@ -111,6 +127,15 @@ def load_crd(path: Path = CRD_FILE) -> dict[str, Any]:
     return crd
 
 
+def pod_group_crds(*groups: str) -> list[dict[str, Any]]:
+    """The PodGroup CRDs of `groups` (all three by default), for `ApiServer(serving=...)`."""
+    return [
+        load_crd(path)
+        for path in POD_GROUP_CRDS
+        if not groups or path.name.removeprefix("podgroups.").removesuffix(".yaml") in groups
+    ]
+
+
 def served_version(crd: dict[str, Any]) -> dict[str, Any]:
     """The CRD's served storage version (the one the emulator serves)."""
     (version,) = [v for v in crd["spec"]["versions"] if v.get("served", True) and v.get("storage")]
@@ -118,9 +143,12 @@ def served_version(crd: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
-def from_crd(crd: dict[str, Any], *, status_subresource: bool | None = None) -> Resource:
+def from_crd(
+    crd: dict[str, Any], *, status_subresource: bool | None = None, qualified: bool = False
+) -> Resource:
     """The served version of a CRD as a Resource. `status_subresource=False` serves it as if the
-    CRD declared none (Koordinator's CRD has none), `True` as if it did, None as it says."""
+    CRD declared none (Koordinator's CRD has none), `True` as if it did, None as it says;
+    `qualified`: known as `plural.group` (see `Resource.qualified`)."""
     spec = crd["spec"]
     version = served_version(crd)
     declared = "status" in (version.get("subresources") or {})
@@ -136,6 +164,7 @@ def from_crd(crd: dict[str, Any], *, status_subresource: bool | None = None) -> 
         tuple(names.get("shortNames", ())),
         tuple(names.get("categories", ())),
         custom=True,
+        qualified=qualified,
     )
 
 
@@ -156,15 +185,24 @@ class Catalog:
     """Resources by (group, version, plural) and by kind, plus discovery documents."""
 
     def __init__(self, resources: tuple[Resource, ...]) -> None:
-        self.all = resources
-        self._by_path = {(r.group, r.version, r.plural): r for r in resources}
-        self.by_kind = {(r.api_version, r.kind): r for r in resources}
+        self.all: tuple[Resource, ...] = ()
+        self._by_path: dict[tuple[str, str, str], Resource] = {}
+        self.by_kind: dict[tuple[str, str], Resource] = {}
+        for resource in resources:
+            self.add(resource)
+
+    def add(self, resource: Resource) -> None:
+        """Serve one more resource (a CRD installed while the server runs)."""
+        self.all = (*self.all, resource)
+        self._by_path[resource.group, resource.version, resource.plural] = resource
+        self.by_kind[resource.api_version, resource.kind] = resource
 
     def find(self, group: str, version: str, plural: str) -> Resource | None:
         return self._by_path.get((group, version, plural))
 
-    def named(self, plural: str) -> Resource:
-        (found,) = [r for r in self.all if r.plural == plural]
+    def named(self, key: str) -> Resource:
+        """The resource by its `key` (`pods`, `podgroups.scheduling.x-k8s.io`)."""
+        (found,) = [r for r in self.all if r.key == key]
         return found
 
     def group_versions(self) -> dict[str, list[str]]:

@@ -27,16 +27,20 @@ async def serve(api: ApiServer, request: web.Request) -> web.StreamResponse:
     try:
         user = _authenticate(api, request)
         parts = [p for p in request.path.split("/") if p]
-        route = _route(api.catalog, parts)
+        try:
+            route = _route(api.catalog, parts)
+        except ApiError:
+            _record_unserved(api, request, parts)
+            raise
         if route is None:
             return discovery.serve(
                 request, parts, catalog=api.catalog, openapi=api.openapi, address=api.address
             )
         resource, namespace, name, sub = route
         verb = _verb(request, name)
-        api.requests[verb, resource.plural, sub] += 1
+        api.requests[verb, resource.key, sub] += 1
         record_access(api.access, request.headers.get("User-Agent", ""), resource, sub, verb)
-        fault = api.faults.take(request.method, resource.plural, sub, name, namespace)
+        fault = api.faults.take(request.method, resource.key, sub, name, namespace)
         if fault is not None:
             return _injected(request, fault)
         return await _dispatch(api, request, user, resource, namespace, name, sub, verb)
@@ -74,6 +78,19 @@ def _route(catalog: Catalog, parts: list[str]) -> tuple[Resource, str | None, st
     if sub and sub not in resource.subresources:
         raise ApiError(404, "the server could not find the requested resource")
     return resource, namespace if resource.namespaced else None, name, sub
+
+
+def _record_unserved(api: ApiServer, request: web.Request, parts: list[str]) -> None:
+    """Record the access a request for a resource the server does not serve asked for: as in
+    kube-apiserver, authorization (which reads the URL alone) comes before the 404, so the
+    product's roles must grant it (a PodGroup API the cluster lacks is asked for all the same)."""
+    group, rest = ("", parts[2:]) if parts[0] == "api" else (parts[1], parts[3:])
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        rest = rest[2:]
+    name, sub = (rest[1] if len(rest) > 1 else ""), (rest[2] if len(rest) > 2 else "")
+    unserved = Resource(group, parts[2 if group else 1], rest[0], "", True)
+    agent = request.headers.get("User-Agent", "")
+    record_access(api.access, agent, unserved, sub, _verb(request, name))
 
 
 def _verb(request: web.Request, name: str) -> str:

@@ -63,17 +63,22 @@ class Schemas:
     """The schema of every served kind, for pruning and for the OpenAPI documents."""
 
     def __init__(self, resources: tuple[Resource, ...], crds: dict[str, JSON]) -> None:
-        self.crds = crds  # plural -> the served version's openAPIV3Schema
-        self.builtin = {r.plural: definition_of(r) for r in resources if r.plural not in crds}
-        self._roots = {r.plural: self._root(r) for r in resources}
+        self.crds = crds  # resource key -> the served version's openAPIV3Schema
+        self.builtin = {r.key: definition_of(r) for r in resources if r.key not in crds}
+        self._roots = {r.key: self._root(r) for r in resources}
+
+    def add(self, resource: Resource, schema: JSON) -> None:
+        """The schema of a CRD installed while the server runs."""
+        self.crds[resource.key] = schema
+        self._roots[resource.key] = self._root(resource)
 
     def _root(self, resource: Resource) -> tuple[JSON, bool] | None:
         """(schema, structural) for the kind; None when nothing is known about it."""
-        if resource.plural in self.crds:
-            schema = copy.deepcopy(self.crds[resource.plural])
+        if resource.key in self.crds:
+            schema = copy.deepcopy(self.crds[resource.key])
             schema.setdefault("properties", {})["metadata"] = {"$ref": _REF + OBJECT_META}
             return schema, True
-        name = self.builtin.get(resource.plural)
+        name = self.builtin.get(resource.key)
         return ({"$ref": _REF + name}, False) if name else None
 
     def prune(
@@ -88,7 +93,7 @@ class Schemas:
                 f'fieldValidation: Unsupported value: "{mode}": supported values: "Ignore", '
                 '"Strict", "Warn"',
             )
-        found = self._roots.get(resource.plural)
+        found = self._roots.get(resource.key)
         if found is None:
             return obj, []
         schema, structural = found

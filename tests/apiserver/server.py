@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +57,15 @@ class ApiServer:
     """kube-apiserver 1.32 as the product sees it. `async with ApiServer() as api:` serves on
     127.0.0.1 (`api.url`) until the block ends."""
 
-    def __init__(self, config: Config | None = None, *, crd: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        config: Config | None = None,
+        *,
+        crd: dict[str, Any] | None = None,
+        serving: Iterable[dict[str, Any]] = (),
+    ) -> None:
+        """`crd`: the ElasticQuota CRD (the repository's by default); `serving`: other CRDs,
+        installed before the first request (tests/crds/)."""
         self.config = config or Config()
         crd = crd or load_crd()
         self.quotas = from_crd(crd, status_subresource=self.config.quota_status_subresource)
@@ -82,6 +90,31 @@ class ApiServer:
         self._runner: web.AppRunner | None = None
         self._site: web.TCPSite | None = None
         self.seed(crd_as_served(crd, self.quotas))
+        for other in serving:
+            self.serve_crd(other)
+
+    def serve_crd(self, crd: dict[str, Any]) -> Resource:
+        """Install a CRD besides the ElasticQuota's: stored (unless it is) and served at once,
+        as an Established CRD (see `install`)."""
+        if self.get("customresourcedefinitions", crd["metadata"]["name"]) is None:
+            self.seed(crd_as_served(crd, from_crd(crd, qualified=True)))
+        return self.install(crd)
+
+    def install(self, crd: dict[str, Any]) -> Resource:
+        """Serve the CRD's storage version, unless served already; what storing a CRD object
+        does (`seed`, a create through the API). The helpers know it as `plural.group`
+        (`Resource.key`): two PodGroup APIs share a plural."""
+        resource = from_crd(crd, qualified=True)
+        found = self.catalog.find(resource.group, resource.version, resource.plural)
+        if found is not None:
+            return found
+        version = served_version(crd)
+        self.catalog.add(resource)
+        self.storage.add(resource)
+        self.schemas.add(resource, version["schema"]["openAPIV3Schema"])
+        self.printer.add(resource.key, version)
+        self.openapi = openapi.Documents(self.catalog, self.schemas)
+        return resource
 
     # Serving.
 
@@ -154,16 +187,20 @@ class ApiServer:
                 obj["status"] = copy.deepcopy(objects[len(stored)]["status"])
             obj, _ = self.schemas.prune(resource, obj, "Ignore")  # what storage would hold
             stored.append(self.storage.put(resource, obj, type="ADDED").obj)
+            if resource.plural == "customresourcedefinitions":
+                self.install(obj)
         return stored
 
-    def get(self, plural: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
-        found = self.storage.get(self.catalog.named(plural), namespace, name)
+    def get(self, key: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        """The stored object of the resource `key` (`pods`, `podgroups.scheduling.x-k8s.io`)."""
+        found = self.storage.get(self.catalog.named(key), namespace, name)
         return None if found is None else found.obj
 
-    def objects(self, plural: str) -> list[dict[str, Any]]:
-        return [s.obj for s in self.storage.tables[plural].items.values()]
+    def objects(self, key: str) -> list[dict[str, Any]]:
+        return [s.obj for s in self.storage.tables[key].items.values()]
 
     def count(self, verb: str, resource: str, subresource: str = "") -> int:
+        """Requests of `verb` (create, list, watch, ...) on the resource of that key."""
         return self.requests[verb, resource, subresource]
 
     def fault(self, method: str, resource: str, **kwargs: Any) -> Fault:
@@ -188,8 +225,8 @@ class ApiServer:
         for watcher in self.storage.watchers():
             watcher.send(b"", abort=True)
 
-    def watchers(self, plural: str) -> int:
-        return len(self.storage.tables[plural].watchers)
+    def watchers(self, key: str) -> int:
+        return len(self.storage.tables[key].watchers)
 
     def finish_pod_deletion(self, namespace: str, name: str) -> None:
         """What a kubelet does once a terminating pod's containers stopped: the grace-0 delete."""

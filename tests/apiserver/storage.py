@@ -171,12 +171,17 @@ class Storage:
 
     def __init__(self, resources: tuple[Resource, ...], *, window: int, snapshot_ttl: float):
         self.rv = 0
-        self.tables = {r.plural: Table(r, window) for r in resources}
+        self.window = window
+        self.tables = {r.key: Table(r, window) for r in resources}
         self.compacted = 0  # etcd's compaction: continue tokens at an older RV are expired
         self.snapshot_ttl = snapshot_ttl
         self._snapshots: collections.OrderedDict[tuple[str, int], Snapshot] = (
             collections.OrderedDict()
         )
+
+    def add(self, resource: Resource) -> None:
+        """The table of a CRD installed while the server runs."""
+        self.tables[resource.key] = Table(resource, self.window)
 
     # Writes: the caller has built the new object; storage stamps the RV and tells watchers.
 
@@ -185,14 +190,14 @@ class Storage:
         metadata = {**obj["metadata"], "resourceVersion": str(self.rv)}
         obj = {**obj, "metadata": metadata}
         stored = Stored(obj, encode(obj))
-        table = self.tables[resource.plural]
+        table = self.tables[resource.key]
         key = key_of(metadata.get("namespace"), metadata["name"])
         old = table.items.get(key)
         table.record(Event(self.rv, type, stored, old), key, stored)
         return stored
 
     def remove(self, resource: Resource, key: str) -> Stored:
-        table = self.tables[resource.plural]
+        table = self.tables[resource.key]
         last = table.items[key]
         self.rv += 1
         metadata = {**last.obj["metadata"], "resourceVersion": str(self.rv)}
@@ -202,7 +207,7 @@ class Storage:
         return gone
 
     def get(self, resource: Resource, namespace: str | None, name: str) -> Stored | None:
-        return self.tables[resource.plural].items.get(key_of(namespace, name))
+        return self.tables[resource.key].items.get(key_of(namespace, name))
 
     def compact(self) -> None:
         """Forget all history: watches and continue tokens from before now get 410."""
@@ -223,7 +228,7 @@ class Storage:
         token: str | None,
     ) -> tuple[list[bytes], int, str | None, int | None]:
         """(encoded items, the list's RV, continue token, remainingItemCount)."""
-        table = self.tables[resource.plural]
+        table = self.tables[resource.key]
         start = ""
         if token:
             rv, start = _decode_token(token)
@@ -256,18 +261,18 @@ class Storage:
         )
 
     def _keep(self, resource: Resource, snapshot: Snapshot) -> None:
-        self._snapshots[resource.plural, snapshot.rv] = snapshot
-        self._snapshots.move_to_end((resource.plural, snapshot.rv))
+        self._snapshots[resource.key, snapshot.rv] = snapshot
+        self._snapshots.move_to_end((resource.key, snapshot.rv))
         while len(self._snapshots) > 64:  # the oldest are "compacted": their tokens get 410
             self._snapshots.popitem(last=False)
 
     def _reopen(self, resource: Resource, rv: int, start: str) -> Snapshot:
         if rv == -1:  # the token of a 410: the rest at the latest revision
-            return self.tables[resource.plural].snapshot(self.rv)
-        snapshot = self._snapshots.get((resource.plural, rv))
+            return self.tables[resource.key].snapshot(self.rv)
+        snapshot = self._snapshots.get((resource.key, rv))
         fresh = snapshot is not None and time.monotonic() - snapshot.made < self.snapshot_ttl
         if rv < self.compacted or snapshot is None or not fresh:
-            self._snapshots.pop((resource.plural, rv), None)
+            self._snapshots.pop((resource.key, rv), None)
             raise ApiError(
                 410,
                 EXPIRED_CONTINUE,
@@ -288,7 +293,7 @@ class Storage:
         """Register a watcher and return the lines it must get first: synthetic ADDED for the
         current objects (`since` None), the window's events after `since`, or one ERROR event
         when `since` is older than the window."""
-        table = self.tables[resource.plural]
+        table = self.tables[resource.key]
         watcher = Watcher(namespace, matches)
         if since is None:
             current = [s for s in table.items.values() if watcher._sees(s.obj)]
@@ -308,7 +313,7 @@ class Storage:
         return watcher, first
 
     def unwatch(self, resource: Resource, watcher: Watcher) -> None:
-        self.tables[resource.plural].watchers.discard(watcher)
+        self.tables[resource.key].watchers.discard(watcher)
 
     def watchers(self) -> Iterator[Watcher]:
         for table in self.tables.values():

@@ -368,14 +368,18 @@ _DEFAULT = ((NAME, Column("Created At", "date")), _default_cells)
 
 class Printer:
     """Tables for every served kind: built-in printers, and CRD columns for custom resources
-    (`custom`: plural -> the served version of its CRD)."""
+    (`custom`: resource key -> the served version of its CRD)."""
 
     def __init__(self, custom: dict[str, JSON]) -> None:
-        self._custom = {plural: crd_columns(version) for plural, version in custom.items()}
+        self._custom = {key: crd_columns(version) for key, version in custom.items()}
+
+    def add(self, key: str, version: JSON) -> None:
+        """The columns of a CRD installed while the server runs."""
+        self._custom[key] = crd_columns(version)
 
     def _columns_and_cells(self, resource: Resource) -> tuple[tuple[Column, ...], Cells]:
-        if resource.plural in self._custom:
-            columns = self._custom[resource.plural]
+        if resource.key in self._custom:
+            columns = self._custom[resource.key]
 
             def cells(obj: JSON, now: datetime.datetime) -> list[Any]:
                 return [obj["metadata"]["name"], *(_custom_cell(c, obj, now) for c in columns[1:])]

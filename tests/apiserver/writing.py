@@ -70,7 +70,10 @@ async def create(
         if meta.get("resourceVersion"):
             raise internal("resourceVersion should not be set on objects to be created")
         if api.storage.get(resource, namespace, meta["name"]) is None:
-            return api.storage.put(resource, candidate, type="ADDED"), warnings
+            created = api.storage.put(resource, candidate, type="ADDED")
+            if resource.plural == "customresourcedefinitions":
+                api.install(created.obj)  # Established at once
+            return created, warnings
         if not generated:
             raise already_exists(resource.plural, resource.group, meta["name"])
         del attempt
