@@ -30,7 +30,7 @@ async def serve(api: ApiServer, request: web.Request) -> web.StreamResponse:
         try:
             route = _route(api.catalog, parts)
         except ApiError:
-            _record_unserved(api, request, parts)
+            _unserved(api, request, parts)
             raise
         if route is None:
             return discovery.serve(
@@ -80,17 +80,19 @@ def _route(catalog: Catalog, parts: list[str]) -> tuple[Resource, str | None, st
     return resource, namespace if resource.namespaced else None, name, sub
 
 
-def _record_unserved(api: ApiServer, request: web.Request, parts: list[str]) -> None:
-    """Record the access a request for a resource the server does not serve asked for: as in
-    kube-apiserver, authorization (which reads the URL alone) comes before the 404, so the
+def _unserved(api: ApiServer, request: web.Request, parts: list[str]) -> None:
+    """Count a request for a resource the server does not serve (under the key the resource
+    would have as a CRD: `podgroups.scheduling.x-k8s.io`) and record the access it asked for:
+    as in kube-apiserver, authorization (which reads the URL alone) comes before the 404, so the
     product's roles must grant it (a PodGroup API the cluster lacks is asked for all the same)."""
     group, rest = ("", parts[2:]) if parts[0] == "api" else (parts[1], parts[3:])
     if len(rest) >= 3 and rest[0] == "namespaces":
         rest = rest[2:]
     name, sub = (rest[1] if len(rest) > 1 else ""), (rest[2] if len(rest) > 2 else "")
-    unserved = Resource(group, parts[2 if group else 1], rest[0], "", True)
-    agent = request.headers.get("User-Agent", "")
-    record_access(api.access, agent, unserved, sub, _verb(request, name))
+    unserved = Resource(group, parts[2 if group else 1], rest[0], "", True, qualified=bool(group))
+    verb = _verb(request, name)
+    api.requests[verb, unserved.key, sub] += 1
+    record_access(api.access, request.headers.get("User-Agent", ""), unserved, sub, verb)
 
 
 def _verb(request: web.Request, name: str) -> str:
