@@ -11,6 +11,12 @@ survive.
 The reflector keeps no object: each one goes to a `Sink` that keeps only what its consumer
 needs. It keeps the keys it delivered (to tell what a relist dropped) and the last version.
 Ready = the first LIST applied (`listed`); `Caches` is ready when all of its reflectors are.
+
+An optional kind (`Kind.optional`: a CRD that may not be installed, an alpha API that may be
+switched off) whose LIST is answered 404 counts as an empty collection, listed: readiness does
+not wait for it, and what it held is deleted (a CRD removed takes its objects along). It is
+asked again after a slow backoff (`unserved`), so that a CRD installed later is picked up; the
+change is logged once at info level either way, the retries only at debug level.
 """
 
 from __future__ import annotations
@@ -44,6 +50,8 @@ class Kind:
     version: str
     plural: str
     namespaced: bool
+    optional: bool = False
+    """The cluster may not serve it: a LIST answered 404 counts as an empty collection."""
 
     @property
     def api_version(self) -> str:
@@ -92,6 +100,13 @@ def relisting() -> Backoff:
     return Backoff(0.8, 30.0, jitter=(1.0, 2.0))
 
 
+def unserved() -> Backoff:
+    """How often an optional kind the cluster does not serve is asked for again: 5 s doubling
+    to 3 min (each pause up to half as long again), so that a CRD installed later is followed
+    within minutes at the cost of a 404 every 3 minutes; reset once it is served."""
+    return Backoff(5.0, 180.0, jitter=(1.0, 1.5))
+
+
 class Reflector:
     def __init__(
         self,
@@ -103,29 +118,36 @@ class Reflector:
         page: int = PAGE,
         watch_timeout: tuple[int, int] = (300, 600),
         backoff: Backoff | None = None,
+        absent: Backoff | None = None,
     ) -> None:
         self._http, self.kind, self._sink = http, kind, sink
         self._url = kind.url(namespace)
         self._page, self._watch_timeout = page, watch_timeout
         self._backoff = backoff or relisting()
+        self._absent = absent or unserved()
         self.version: str | None = None
         """The last resourceVersion seen (list, event or bookmark); None: list next."""
         self.keys: set[str] = set()
         self.listed = asyncio.Event()
-        """Set once the first LIST is applied."""
+        """Set once the first LIST is applied (or, for an optional kind, answered 404)."""
+        self.served: bool | None = None
+        """Whether the last LIST found the kind served; None: not asked yet."""
         self.lists = self.events = 0
 
     async def run(self) -> None:
         while True:
             try:
-                if self.version is None:
-                    await self._list()
+                if self.version is None and not await self._list():
+                    await self._absent.sleep()  # an optional kind not served: ask again later
+                    continue
                 await self._watch()  # a clean end: watch again from self.version
                 continue
             except WatchEnded as error:
                 logger.info("watching %s: %s; listing again", self.kind.name, error)
             except ApiError as error:
-                logger.warning("%s %s: %s; listing again", self.kind.name, self._url, error)
+                # An optional kind's watch answered 404: its CRD was just removed, say so once.
+                log = logger.info if self._optional(error) else logger.warning
+                log("%s %s: %s; listing again", self.kind.name, self._url, error)
             except (*TRANSPORT_ERRORS, orjson.JSONDecodeError) as error:
                 logger.warning("watching %s broke: %r; listing again", self.kind.name, error)
             self.version = None
@@ -136,20 +158,53 @@ class Reflector:
         (`kubectl eq`) with the code the caches use."""
         await self._list()
 
-    async def _list(self) -> None:
-        """Apply a full, paginated LIST; then forget what it lacks."""
+    async def _list(self) -> bool:
+        """Apply a full, paginated LIST; then forget what it lacks. False: the kind is optional
+        and not served (a 404), applied as an empty list."""
         seen: set[str] = set()
         version = None
-        async for page in pages(self._http, self._url, limit=self._page):
-            version = version or page["metadata"]["resourceVersion"]
-            self._deliver(page.get("items") or (), seen)
+        try:
+            async for page in pages(self._http, self._url, limit=self._page):
+                version = version or page["metadata"]["resourceVersion"]
+                self._deliver(page.get("items") or (), seen)
+        except ApiError as error:
+            if not self._optional(error):
+                raise
+            self._not_served(seen, error)
+            return False
         for key in self.keys - seen:
             self._sink.delete(key)
         self.keys, self.version = seen, version
         self.lists += 1
         self.listed.set()
         self._backoff.reset()
+        self._absent.reset()
+        if self.served is False:
+            logger.info("%s is served now", self.kind.name)
+        self.served = True
         logger.info("listed %d %s objects", len(seen), self.kind.name)
+        return True
+
+    def _optional(self, error: ApiError) -> bool:
+        """Whether `error` says that an optional kind is not served."""
+        return self.kind.optional and error.status == 404
+
+    def _not_served(self, seen: set[str], error: ApiError) -> None:
+        """An empty list: forget what was delivered (before, or by the pages of this LIST)."""
+        for key in self.keys | seen:
+            self._sink.delete(key)
+        self.keys, self.version = set(), None
+        self.listed.set()
+        if self.served is not False:
+            logger.info(
+                "%s is not served (%s: %s): none counted; asking again every few minutes",
+                self.kind.name,
+                self._url,
+                error,
+            )
+        else:
+            logger.debug("%s is still not served", self.kind.name)
+        self.served = False
 
     def _deliver(self, items: Iterable[RawObject], seen: set[str]) -> None:
         upsert = self._sink.upsert

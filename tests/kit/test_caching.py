@@ -1,18 +1,19 @@
 """The list-then-watch cache: paginated LIST, watch from the list's version, resume after a clean
-end, relist (which replaces) after a 410, an ERROR event or a broken connection, bookmarks, and
-readiness only once every first LIST is applied."""
+end, relist (which replaces) after a 410, an ERROR event or a broken connection, bookmarks,
+readiness only once every first LIST is applied, and optional kinds the cluster may not serve."""
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from eq_kit.backoff import Backoff
-from eq_kit.caching import NODES, PODS, Caches, Reflector, reflectors
+from eq_kit.caching import NODES, PODS, Caches, Kind, Reflector, reflectors
 
-from tests.apiserver import ApiServer
+from tests.apiserver import ApiServer, pod_group_crds
 from tests.kit.conftest import Recorder
 from tests.manifests import node, pod
 from tests.operator.conftest import eventually
@@ -188,3 +189,75 @@ async def test_one_reflector_per_namespace_replaces_only_its_own(api, http):
         api.watch_error(410)
         await eventually(lambda: "a/p0000" not in sinks[PODS].objects, what="the relist")
         assert sinks[PODS].deleted == ["a/p0000"]
+
+
+PODGROUPS = Kind("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", True, optional=True)
+KEY = "podgroups.scheduling.x-k8s.io"  # the emulator's name for it
+
+
+def pod_group(name: str, namespace: str = "team-b") -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"minMember": 4},
+    }
+
+
+async def test_an_optional_kind_not_served_is_listed_empty_and_followed_once_installed(
+    api, http, caplog
+):
+    caplog.set_level(logging.DEBUG, logger="eq_kit.caching")
+    api.seed(*pods(2))
+    sinks = {PODS: Recorder(), PODGROUPS: Recorder()}
+    members = reflectors(http, sinks, backoff=fast(), absent=fast())
+    optional = members[1]
+    async with following(*members) as caches:
+        await caches.wait_ready()  # readiness does not wait for a kind the cluster lacks
+        assert optional.served is False and sinks[PODGROUPS].objects == {}
+        await eventually(lambda: api.count("list", KEY) >= 3, what="asked again after its backoff")
+        api.serve_crd(pod_group_crds("scheduling.x-k8s.io")[0])
+        api.seed(pod_group("train"))
+        await eventually(lambda: "team-b/train" in sinks[PODGROUPS].objects, what="its list")
+        await watching(api, KEY)
+        api.seed(pod_group("tune"))
+        await eventually(lambda: "team-b/tune" in sinks[PODGROUPS].objects, what="its watch")
+        assert optional.served is True and optional.lists == 1
+    said = [(r.levelname, r.getMessage()) for r in caplog.records if "PodGroup" in r.getMessage()]
+    assert [level for level, _ in said if level != "DEBUG"] == ["INFO", "INFO", "INFO"], said
+    assert said[0][1].startswith(
+        "PodGroup is not served (/apis/scheduling.x-k8s.io/v1alpha1/podgroups: 404 "
+    )
+    assert [text for level, text in said if level == "INFO"][1:] == [
+        "PodGroup is served now",
+        "listed 1 PodGroup objects",
+    ]
+
+
+async def test_an_optional_kind_no_longer_served_loses_its_objects_quietly(api, http, caplog):
+    caplog.set_level(logging.INFO, logger="eq_kit.caching")
+    api.serve_crd(pod_group_crds("scheduling.x-k8s.io")[0])
+    api.seed(pod_group("train"), pod_group("tune"))
+    sink = Recorder()
+    reflector = Reflector(http, PODGROUPS, sink, backoff=fast(), absent=fast())
+    async with following(reflector):
+        await reflector.listed.wait()
+        await watching(api, KEY)
+        assert set(sink.objects) == {"team-b/train", "team-b/tune"}
+        # The CRD deleted: its watches end, and the collection is not found any more.
+        api.fault("*", KEY, status=404, seconds=30)
+        for watcher in api.storage.tables[KEY].watchers:
+            watcher.send(b"", finish=True)
+        await eventually(lambda: reflector.served is False, what="the 404 seen")
+        assert sink.objects == {} and sorted(sink.deleted) == ["team-b/train", "team-b/tune"]
+        assert reflector.listed.is_set()
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+async def test_a_required_kind_not_served_keeps_readiness_waiting(api, http):
+    sink = Recorder()
+    required = Kind("PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", True)
+    reflector = Reflector(http, required, sink, backoff=fast())
+    async with following(reflector) as caches:
+        await eventually(lambda: api.count("list", KEY) >= 2, what="two LISTs")
+        assert not caches.ready and caches.missing() == ["PodGroup"]
