@@ -4,15 +4,21 @@ Not Kopf's per-object workers, and no `kopf.index`: Kopf's index barrier wakes e
 worker on every indexed object (quadratic start-up), and its workers cost about 0.6 ms of CPU
 and 3.7 KiB per pod before any work of ours. A cache keeps no object: the view parses each one
 into what the engine needs. Only this path changes the engine's state.
+
+PodGroups are followed in each of their three APIs (`eq_engine.gangs.POD_GROUP_KINDS`) where the
+cluster serves it: a kind the cluster lacks (a CRD not installed, an alpha API switched off)
+counts as empty and is asked for again now and then (the kit's optional kinds).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from eq_kit.caching import NODES, PODS, QUOTAS, Caches, reflectors
+from eq_engine.gangs import POD_GROUP_KINDS, PodGroupKind
+from eq_kit.caching import NODES, PODS, QUOTAS, Caches, Kind, Sink, reflectors
 from eq_kit.kube import Http
 
 from .view import ClusterView
@@ -27,11 +33,25 @@ class _Sink:
         self.observe(obj)  # the view finds the same interned key
 
 
+def pod_group_kind(kind: PodGroupKind) -> Kind:
+    """The kit's name for a PodGroup API: optional, named `PodGroup.<group>` (as kubectl takes
+    it) in logs and metrics, since the three share a kind and a plural."""
+    return Kind(
+        f"PodGroup.{kind.group}", kind.group, kind.version, "podgroups", True, optional=True
+    )
+
+
 def caches(http: Http, view: ClusterView, namespaces: Iterable[str] = ()) -> Caches:
-    """ElasticQuotas, Pods (in `namespaces`, or everywhere) and Nodes, into `view`."""
-    sinks = {
+    """ElasticQuotas, Pods and PodGroups (in `namespaces`, or everywhere) and Nodes, into
+    `view`."""
+    sinks: dict[Kind, Sink] = {
         QUOTAS: _Sink(view.observe_quota, view.forget_quota),
         PODS: _Sink(view.observe_pod, view.forget_pod),
         NODES: _Sink(view.observe_node, view.forget_node),
     }
+    for kind in POD_GROUP_KINDS:
+        sinks[pod_group_kind(kind)] = _Sink(
+            functools.partial(view.observe_pod_group, kind),
+            functools.partial(view.forget_pod_group, kind),
+        )
     return Caches(reflectors(http, sinks, namespaces))

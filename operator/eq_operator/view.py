@@ -22,6 +22,7 @@ from eq_engine import (
     parse_pod,
     parse_quota,
 )
+from eq_engine.gangs import PodGroupKind, parse_pod_group
 from eq_engine.raw import RawElasticQuota, RawNode, RawPod
 from eq_kit.caching import QUOTAS, key_of
 
@@ -166,6 +167,16 @@ class ClusterView:
     def forget_node(self, key: str) -> None:
         self.engine.remove_node(key)
         self.unreadable.pop(f"Node /{key}", None)
+        self.dirty = True
+
+    def observe_pod_group(self, kind: PodGroupKind, body: Mapping[str, Any]) -> None:
+        """A PodGroup of one of the three APIs: the minimum of the gang it names. Never raises:
+        a minimum that does not read is kept as the gang's problem (an Event on its pods)."""
+        self.engine.set_pod_group(parse_pod_group(kind, body))
+        self.dirty = True
+
+    def forget_pod_group(self, kind: PodGroupKind, key: str) -> None:
+        self.engine.remove_pod_group(f"{kind.source}:{key}")
         self.dirty = True
 
     def _unreadable(self, ref: Ref, error: ObjectError) -> None:

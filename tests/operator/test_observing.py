@@ -1,0 +1,114 @@
+"""The operator's caches follow PodGroups in each of their three APIs where the cluster serves
+them, and a PodGroup whose minimum does not read never breaks the view: it becomes its gang's
+problem."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from eq_engine import EngineConfig, QuotaEngine
+from eq_engine.admission import admissions
+from eq_engine.gangs import POD_GROUP_KINDS
+from eq_kit.kube import Http
+from eq_operator import observing
+from eq_operator.view import ClusterView
+from kubernetes_asyncio import client
+
+from tests.apiserver import ApiServer, pod_group_crds
+from tests.manifests import node, quota
+from tests.realistic import job_pod
+from tests.waiting import eventually
+
+GATE = "quota.scheduling.koordinator.sh/admission"
+SIGS, X_K8S, K8S = POD_GROUP_KINDS
+
+
+def pod_group(name: str, spec: Any, api_version: str = "scheduling.x-k8s.io/v1alpha1") -> dict:
+    metadata = {"name": name, "namespace": "team-b", "uid": f"uid-{name}"}
+    return {"apiVersion": api_version, "kind": "PodGroup", "metadata": metadata, "spec": spec}
+
+
+def member(job: str, index: int) -> dict[str, Any]:
+    """A gated pod of `job`, a member of scheduler-plugins' PodGroup `job`."""
+    labels = {"scheduling.x-k8s.io/pod-group": job}
+    return job_pod(
+        "team-b", job, index, labels=labels, requests={"cpu": "500m"}, node=None, gates=[GATE]
+    )
+
+
+def view() -> ClusterView:
+    seen = ClusterView(QuotaEngine(EngineConfig()))
+    for obj in (quota("team-b", namespace="team-b", min={"cpu": 4}, max={"cpu": 4}), node("n1")):
+        (seen.observe_quota if obj["kind"] == "ElasticQuota" else seen.observe_node)(obj)
+    return seen
+
+
+async def test_each_pod_group_api_is_followed_where_the_cluster_serves_it():
+    async with ApiServer(serving=pod_group_crds("scheduling.x-k8s.io")) as api:
+        api.seed(pod_group("train", {"minMember": 2}), member("train", 0), member("train", 1))
+        configuration = client.Configuration(host=api.url)
+        async with client.ApiClient(configuration) as session:
+            seen = view()
+            streams = observing.caches(Http(session), seen)
+            assert sorted(r.kind.name for r in streams.reflectors if r.kind.optional) == [
+                "PodGroup.scheduling.k8s.io",
+                "PodGroup.scheduling.sigs.k8s.io",
+                "PodGroup.scheduling.x-k8s.io",
+            ]
+            streams.start()
+            try:
+                await streams.wait_ready()  # the two APIs not served count as empty
+                served = {r.kind.group: r.served for r in streams.reflectors if r.kind.optional}
+                assert served == {
+                    "scheduling.sigs.k8s.io": False,
+                    "scheduling.x-k8s.io": True,
+                    "scheduling.k8s.io": False,
+                }
+                key = "podgroups.scheduling.x-k8s.io:team-b/train"
+                assert seen.engine.store.pod_groups[key].minimum == 2
+                seen.engine.recompute()
+                assert len(admissions(seen.engine).admitted) == 2
+                api.storage.remove(
+                    api.catalog.named("podgroups.scheduling.x-k8s.io"), "team-b/train"
+                )
+                await eventually(lambda: key not in seen.engine.store.pod_groups, what="forgotten")
+                assert seen.dirty
+                seen.engine.recompute()
+                decided = admissions(seen.engine)
+                assert decided.admitted == ()
+                assert set(decided.waiting.values()) == {
+                    "waiting: gang team-b/train has no valid minimum: its PodGroup team-b/train "
+                    "(podgroups.scheduling.x-k8s.io) does not exist"
+                }
+            finally:
+                await streams.stop()
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ({"minMember": "four"}, "spec.minMember: 'four' is not a whole number of pods"),
+        ({"minMember": 0}, "spec.minMember: 0; expected at least 1 pod"),
+        ({"minMember": [4]}, "spec.minMember: '[4]' is not a whole number of pods"),
+        ({"minMember": 2.5}, "spec.minMember: '2.5' is not a whole number of pods"),
+        ({}, "spec.minMember: missing; expected the gang's minimum number of pods"),
+        ("four", "spec.minMember: missing; expected the gang's minimum number of pods"),
+        (None, "spec.minMember: missing; expected the gang's minimum number of pods"),
+    ],
+)
+def test_a_pod_group_whose_minimum_does_not_read_becomes_its_gangs_problem(spec, problem):
+    """Koordinator's CRD sets no minimum and no schema can stop every odd value: the view takes
+    the object all the same, and the gang's pods wait with the field named."""
+    seen = view()
+    seen.observe_pod_group(SIGS, pod_group("train", spec, SIGS.api_version))
+    for index in range(2):
+        pod = member("train", index)
+        pod["metadata"]["labels"] = {"pod-group.scheduling.sigs.k8s.io": "train"}
+        seen.observe_pod(pod)
+    seen.engine.recompute()
+    (found,) = [p for p in seen.engine.problems if p.field == "gang minimum"]
+    assert found.message == f"PodGroup team-b/train (podgroups.scheduling.sigs.k8s.io) {problem}"
+    assert admissions(seen.engine).admitted == ()
+    seen.forget_pod_group(SIGS, "team-b/train")
+    assert seen.engine.store.pod_groups == {}
