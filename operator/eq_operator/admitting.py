@@ -44,7 +44,7 @@ class Admitter:
     ) -> None:
         self._view, self._writer, self._events, self._metrics = view, writer, events, metrics
         self._hold, self._clock = hold, clock
-        self._told: set[str] = set()  # waiting pods that have their Event already
+        self._told: dict[str, str] = {}  # waiting pods' causes as their Events say
         self._admitted_gangs: set[str] = set()  # gangs whose wait is timed already
         self._lifted: dict[str, float] = {}  # admitted pods not bound yet, by when
         self._failed: dict[str, Backoff] = {}  # lifts refused or failed, with their backoff
@@ -76,10 +76,12 @@ class Admitter:
             for pod in map(engine.pod, decided.admitted)
             if pod is not None and (pod.key not in self._failed or self._failed[pod.key].due(now))
         ]
+        # A pod's Event when it starts to wait, and when what it waits for changes (a gang's
+        # missing pods, then quota); not each time the numbers in the message move.
         told = {
             key: Ref("v1", "Pod", pod.namespace, pod.name, pod.uid)
-            for key in sorted(decided.waiting.keys() - self._told)
-            if (pod := engine.pod(key)) is not None
+            for key, why in sorted(decided.waiting.items())
+            if self._told.get(key) != _cause(why) and (pod := engine.pod(key)) is not None
         }
         lifts = asyncio.Semaphore(CONCURRENT_LIFTS)
 
@@ -102,7 +104,7 @@ class Admitter:
         for key, ref in told.items():
             reason, message = "WaitingForQuota", decided.waiting[key]
             await self._events.record(ref, type="Normal", reason=reason, message=message)
-        self._told = set(decided.waiting)
+        self._told = {key: _cause(why) for key, why in decided.waiting.items()}
         changed = {
             group
             for group in decided.waiting_per_group.keys() | self._view.waiting.keys()
@@ -124,3 +126,8 @@ class Admitter:
         for created in first.values():
             self._metrics.gang_wait.observe(max(0.0, time.time() - created))
         self._admitted_gangs |= first.keys()
+
+
+def _cause(why: str) -> str:
+    """What a pod waits for: `waiting for quota`, or `waiting` (for its gang)."""
+    return why.partition(":")[0]
