@@ -73,6 +73,7 @@ class Kind:
 QUOTAS = Kind("ElasticQuota", "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas", True)
 PODS = Kind("Pod", "", "v1", "pods", True)
 NODES = Kind("Node", "", "v1", "nodes", False)
+DISRUPTION_BUDGETS = Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True)
 
 
 class Sink(Protocol):

@@ -18,7 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from eq_engine.gangs import POD_GROUP_KINDS, PodGroupKind
-from eq_kit.caching import NODES, PODS, QUOTAS, Caches, Kind, Sink, reflectors
+from eq_kit.caching import (
+    DISRUPTION_BUDGETS,
+    NODES,
+    PODS,
+    QUOTAS,
+    Caches,
+    Kind,
+    Sink,
+    reflectors,
+)
 from eq_kit.kube import Http
 
 from .view import ClusterView
@@ -42,12 +51,13 @@ def pod_group_kind(kind: PodGroupKind) -> Kind:
 
 
 def caches(http: Http, view: ClusterView, namespaces: Iterable[str] = ()) -> Caches:
-    """ElasticQuotas, Pods and PodGroups (in `namespaces`, or everywhere) and Nodes, into
-    `view`."""
+    """ElasticQuotas, Pods, PodDisruptionBudgets and PodGroups (in `namespaces`, or
+    everywhere) and Nodes, into `view`."""
     sinks: dict[Kind, Sink] = {
         QUOTAS: _Sink(view.observe_quota, view.forget_quota),
         PODS: _Sink(view.observe_pod, view.forget_pod),
         NODES: _Sink(view.observe_node, view.forget_node),
+        DISRUPTION_BUDGETS: _Sink(view.observe_disruption_budget, view.forget_disruption_budget),
     }
     for kind in POD_GROUP_KINDS:
         sinks[pod_group_kind(kind)] = _Sink(

@@ -22,9 +22,10 @@ from eq_engine import (
     parse_pod,
     parse_quota,
 )
+from eq_engine.budgets import parse_disruption_budget
 from eq_engine.gangs import PodGroupKind, parse_pod_group
 from eq_engine.raw import RawElasticQuota, RawNode, RawPod
-from eq_kit.caching import QUOTAS, key_of
+from eq_kit.caching import DISRUPTION_BUDGETS, QUOTAS, key_of
 
 from .logs import logger
 
@@ -177,6 +178,25 @@ class ClusterView:
 
     def forget_pod_group(self, kind: PodGroupKind, key: str) -> None:
         self.engine.remove_pod_group(f"{kind.source}:{key}")
+        self.dirty = True
+
+    def observe_disruption_budget(self, body: Mapping[str, Any]) -> None:
+        """A PodDisruptionBudget: reclaim skips the pods it would not let go now. One that does
+        not read protects nothing here (the Eviction API still enforces it) and gets an Event."""
+        key = key_of(body)
+        self.dirty = True
+        try:
+            self.engine.set_disruption_budget(parse_disruption_budget(body))
+        except ObjectError as error:
+            self.engine.remove_disruption_budget(key)
+            ref = _ref(body, DISRUPTION_BUDGETS.api_version, DISRUPTION_BUDGETS.name)
+            self._unreadable(ref, error)
+        else:
+            self.unreadable.pop(f"{DISRUPTION_BUDGETS.name} {key}", None)
+
+    def forget_disruption_budget(self, key: str) -> None:
+        self.engine.remove_disruption_budget(key)
+        self.unreadable.pop(f"{DISRUPTION_BUDGETS.name} {key}", None)
         self.dirty = True
 
     def _unreadable(self, ref: Ref, error: ObjectError) -> None:

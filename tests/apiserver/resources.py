@@ -116,6 +116,11 @@ BUILTINS = (
         ("status",),
         ("crd", "crds"),
     ),
+    # Read by the operator (reclaim skips what a budget would not let go); no disruption
+    # controller here: a test writes `status.disruptionsAllowed` itself.
+    Resource(
+        "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("status",), ("pdb",)
+    ),
     # Only for `kubectl apply` of the quick start's files: no controller of its own here (the
     # Deployment stand-in in standins.py plays it), no defaulting, no scale subresource.
     Resource("apps", "v1", "deployments", "Deployment", True, ("status",), ("deploy",), ("all",)),

@@ -2,11 +2,12 @@
 resource, verb) triples its process asks of the API.
 
 The measure is taken here, whatever else runs: the chart is installed on the emulated API server
-(tests/installation.py) and its processes are walked through every kind of request they make
-(a borrowed min taken back past a PodDisruptionBudget, a group deleted); the server records
-each request by the User-Agent that made it (tests/apiserver/access.py). Every other test that
-runs the processes adds to the session's record (tests/access.py): the last test checks that the
-chart grants whatever those asked too."""
+(tests/installation.py), with every PodGroup API served, and its processes are walked through
+every kind of request they make (a borrowed min taken back past a PodDisruptionBudget, a group
+deleted); the server records each request by the User-Agent that made it
+(tests/apiserver/access.py), even one answered 404 (authorization comes first). Every other
+test that runs the processes adds to the session's record (tests/access.py): the last test
+checks that the chart grants whatever those asked too."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests import access
-from tests.apiserver import ApiError, ApiServer, disruption_budget
+from tests.apiserver import ApiError, ApiServer, disruption_budget, pod_group_crds
 from tests.apiserver.client import Client
 from tests.chart.rendering import NAMESPACE, RELEASE, render
 from tests.installation import installed
@@ -98,7 +99,8 @@ class Refusals:
 
 async def test_each_service_account_may_do_exactly_what_its_process_does(tmp_path: Path):
     wanted = grants()
-    async with ApiServer() as api:
+    # The three PodGroup APIs served, so that the operator watches each, not only lists it.
+    async with ApiServer(serving=pod_group_crds()) as api:
         # test_reclaim's borrower runs on the lender's min; `spare` is a group to delete.
         api.seed(*borrowing(), quota("spare", namespace="spare", max={"cpu": 10}))
         Refusals(api)

@@ -112,3 +112,40 @@ def test_a_pod_group_whose_minimum_does_not_read_becomes_its_gangs_problem(spec,
     assert admissions(seen.engine).admitted == ()
     seen.forget_pod_group(SIGS, "team-b/train")
     assert seen.engine.store.pod_groups == {}
+
+
+def disruption_budget(selector: Any, allowed: Any = 0) -> dict[str, Any]:
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "train", "namespace": "team-b", "uid": "uid-pdb"},
+        "spec": {"minAvailable": 3, "selector": selector},
+        "status": {"disruptionsAllowed": allowed},
+    }
+
+
+async def test_disruption_budgets_are_followed_and_one_that_does_not_read_is_reported():
+    async with ApiServer() as api:
+        api.seed(disruption_budget({"matchLabels": {"job-name": "train"}}, allowed=1))
+        configuration = client.Configuration(host=api.url)
+        async with client.ApiClient(configuration) as session:
+            seen = view()
+            streams = observing.caches(Http(session), seen)
+            streams.start()
+            try:
+                await streams.wait_ready()
+                assert seen.engine.store.budgets["team-b/train"].allowed == 1
+                stored = api.get("poddisruptionbudgets", "train", "team-b")
+                assert stored is not None
+                broken = {**stored, "spec": {"minAvailable": 3, "selector": "job-name=train"}}
+                api.storage.put(api.catalog.named("poddisruptionbudgets"), broken, type="MODIFIED")
+                await eventually(lambda: not seen.engine.store.budgets, what="it dropped")
+                (news,) = seen.news
+                assert news[0].kind == "PodDisruptionBudget" and news[0].api_version == "policy/v1"
+                assert news[1] == (
+                    "PodDisruptionBudget team-b/train: spec.selector: expected a label selector"
+                )
+                api.storage.remove(api.catalog.named("poddisruptionbudgets"), "team-b/train")
+                await eventually(lambda: not seen.unreadable, what="forgotten")
+            finally:
+                await streams.stop()
