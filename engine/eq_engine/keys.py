@@ -14,6 +14,7 @@ PARENT: Final = PREFIX + "parent"  # Koordinator's current spelling
 PARENT_SEED: Final = PREFIX + "parent-quota-name"  # the seed documents' spelling
 ALLOW_LENT: Final = PREFIX + "allow-lent-resource"
 FORCE_UPDATE: Final = PREFIX + "allow-force-update"  # skips the min-sum checks (Koordinator)
+TREE_ID: Final = PREFIX + "tree-id"  # the quota tree (node pool) the group is in; "": the default
 
 # ElasticQuota annotations, written by users.
 SHARED_WEIGHT: Final = PREFIX + "shared-weight"

@@ -37,6 +37,8 @@ class Quota:
     """Resources whose max must cover `status.used` (`max-strict-check-resource-keys`)."""
     used: ResourceList = field(default_factory=dict, compare=False)
     """`status.used` as last written by the operator; not part of the group's settings."""
+    tree_id: str = ""
+    """Label `tree-id`: the quota tree (one per node pool) the group is in; "" the default."""
 
     @property
     def ref(self) -> str:

@@ -228,6 +228,7 @@ def parse_quota(raw: RawElasticQuota) -> Quota:
         force_update=labels.get(keys.FORCE_UPDATE) == "true",
         strict_keys=tuple(strict_keys),
         used=parsed.status.used,
+        tree_id=labels.get(keys.TREE_ID, ""),
     )
 
 
