@@ -8,17 +8,28 @@ and `elastic-quota simulate --explain` print these lines.
       group: team-a (its label quota.scheduling.koordinator.sh/name names it)
       over-quota: with the 2 more important pods of team-a it needs cpu 1500m; min cpu 1
       reclaim: 1st of 1 pods team-a would lose now (used cpu 2500m, runtime cpu 2)
+
+A gang's member also says which gang, from which form, its pods against its minimum, and, at
+the gate, the gang's request against the room its group has left when its turn comes:
+
+    pod team-a/train-b-0
+      gang: team-a/train-b, from annotation gang.scheduling.koordinator.sh/name (Koordinator)
+      gang pods: 4 of its minimum 4 exist (annotation ...min-available of team-a/train-b-0, ...)
+      waiting: 2nd of 2 places behind the admission gate of team-a (a gang takes one place, ...)
+      gang request: cpu 2 for its first 4 pods, all admitted together or none; room in team-a:
+        cpu 0 (runtime cpu 2, used 0, admitted ahead of it cpu 2)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .admission import admissions, queue_order
 from .engine import QuotaEngine
+from .gang_views import GangView, gang_view
 from .quantities import format_quantity
-from .reclaim import reclaim_plan
+from .reclaim import reclaims
 from .status import GroupStatus
 
 Amounts = Mapping[str, int]
@@ -51,7 +62,8 @@ class Explanation:
 
 
 def explain_pod(engine: QuotaEngine, key: str) -> Explanation:
-    """The pod's group and how it was chosen, its label and why, its wait, its eviction."""
+    """The pod's group and how it was chosen, its gang, its label and why, its wait, its
+    eviction."""
     pod = engine.pod(key)
     if pod is None:
         raise KeyError(f"no pod {key} (or it has finished)")
@@ -61,23 +73,46 @@ def explain_pod(engine: QuotaEngine, key: str) -> Explanation:
     lines = [f"group: {group} ({found.how})"]
     if found.problem is not None:
         lines.append(f"problem: {found.problem.field}: {found.problem.message}")
-    status = engine.status(group)
+    gang = None if pod.gang is None else gang_view(engine, pod.gang.key)
+    if gang is not None:
+        lines += _gang(gang)
     label = engine.capacity_label(key)
     if label is not None:
         lines.append(_standing(engine, key, group, label))
     elif pod.gated:
-        lines += _waiting(engine, key, group)
+        lines += _waiting(engine, key, group, gang)
     elif not pod.scheduled:
         lines.append("pending: not bound to a node yet, so it has no capacity label")
     else:
         lines.append(f"no capacity label: {group} is outside quota")
-    victims = reclaim_plan(engine).get(group, [])
-    if key in victims:
-        lines.append(
-            f"reclaim: {_ordinal(victims.index(key) + 1)} of {len(victims)} pods {group} would "
-            f"lose now (used {_shown(status.used)}, runtime {_shown(status.runtime)})"
-        )
+    lines += _reclaim(engine, key, group)
     return Explanation(f"pod {key}", tuple(lines))
+
+
+def _gang(gang: GangView) -> list[str]:
+    """Which gang, from which form; its pods against its minimum; what is wrong with it."""
+    lines = [f"gang: {gang.name}, from {gang.source}"]
+    count = len(gang.pods)
+    if gang.minimum is None:
+        lines.append(f"gang pods: {count} exist, and no valid minimum")
+    elif count <= gang.minimum:
+        lines.append(
+            f"gang pods: {count} of its minimum {gang.minimum} exist ({gang.minimum_from})"
+        )
+    else:
+        lines.append(
+            f"gang pods: {count} exist, its minimum is {gang.minimum} ({gang.minimum_from}): "
+            f"the first {gang.minimum} in queue order go together, the others alone"
+        )
+    if gang.problem is not None:
+        lines.append(f"gang problem: {gang.problem}")
+    if gang.admitted:
+        lines.append(
+            f"gang admitted: {count - len(gang.gated)} of its {count} pods are past the "
+            f"admission gate, {gang.bound} bound to nodes; those still behind it go as single "
+            "pods"
+        )
+    return lines
 
 
 def _standing(engine: QuotaEngine, key: str, group: str, label: str) -> str:
@@ -105,18 +140,76 @@ def _standing(engine: QuotaEngine, key: str, group: str, label: str) -> str:
     return f"{label}: {needs}; the group's min is {minimum}{by}"
 
 
-def _waiting(engine: QuotaEngine, key: str, group: str) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """One place in a group's queue (as `admission.admit` walks it): a pod, or a gang."""
+
+    keys: tuple[str, ...]
+    """Its pods: one, or a gang's (in queue order)."""
+    core: tuple[str, ...]
+    """Those that go together: the pod, or the gang's first `minimum`."""
+    gang: str = ""
+
+
+def _queue(engine: QuotaEngine, group: str) -> list[_Place]:
+    """The group's queue: each pod behind the gate, a gang not admitted yet in one place (its
+    most important pod's); a gang that cannot be judged yet takes none."""
+    places: list[_Place] = []
+    seen: set[str] = set()
+    gated = sorted((pod for pod, _ in engine.group_pods(group) if pod.gated), key=queue_order)
+    for pod in gated:
+        if pod.gang is not None and pod.gang.key in seen:
+            continue
+        gang = None if pod.gang is None else gang_view(engine, pod.gang.key)
+        if gang is None or gang.admitted:  # a member of an admitted gang goes alone
+            places.append(_Place((pod.key,), (pod.key,)))
+            continue
+        seen.add(gang.key)
+        if gang.unready is None:
+            places.append(_Place(gang.pods, gang.pods[: gang.minimum], gang.name))
+    return places
+
+
+def _waiting(engine: QuotaEngine, key: str, group: str, gang: GangView | None) -> list[str]:
     """Its place in the group's queue, why it waits, and what would let it in."""
-    queue = sorted((pod for pod, _ in engine.group_pods(group) if pod.gated), key=queue_order)
-    place = [pod.key for pod in queue].index(key) + 1
-    reason = admissions(engine).waiting.get(key)
-    lines = [f"waiting: {_ordinal(place)} of {len(queue)} behind the admission gate of {group}"]
-    if reason is None:
-        return [*lines, "it fits now: the operator lifts its gate at its next round"]
+    decision = admissions(engine)
+    reason = decision.waiting.get(key)
+    if gang is not None and not gang.admitted and gang.unready is not None:
+        return [
+            f"waiting: its gang cannot be judged yet, so it takes no place in {group}'s queue",
+            reason or gang.unready,
+        ]
+    queue = _queue(engine, group)
+    place = next(i for i, p in enumerate(queue) if key in p.keys)
+    lines = [f"waiting: {_ordinal(place + 1)} of {len(queue)} behind the admission gate of {group}"]
+    if any(p.gang for p in queue):
+        lines[0] = (
+            f"waiting: {_ordinal(place + 1)} of {len(queue)} places behind the admission gate "
+            f"of {group} (a gang takes one place, its most important pod's)"
+        )
     status = engine.status(group)
+    core = queue[place].core
+    together = core if key in core else (*core, key)
+    if queue[place].gang and key in core:
+        lines.append(_room(engine, status, queue, place, set(decision.admitted)))
+    elif queue[place].gang:
+        lines.append(
+            f"beyond the first {len(core)} of its gang: it goes alone, right after them, if "
+            "it fits then"
+        )
+    if reason is None:
+        what = (
+            f"its gang's {len(core)} pods fit together"
+            if key in core and len(core) > 1
+            else "it fits now"
+        )
+        return [*lines, f"{what}: the operator lifts the gate at its next round"]
     needed: dict[str, int] = dict(status.used)
-    for pod in queue[:place]:
-        _add(needed, engine.pod_request(pod.key))
+    for ahead in queue[:place]:
+        for other in ahead.core:
+            _add(needed, engine.pod_request(other))
+    for other in together:
+        _add(needed, engine.pod_request(other))
     runtime = status.runtime or {}
     missing = {k: needed.get(k, 0) - v for k, v in runtime.items() if needed.get(k, 0) > v}
     lines.append(reason)
@@ -126,6 +219,65 @@ def _waiting(engine: QuotaEngine, key: str, group: str) -> list[str]:
             f"{_shown(missing)} (with the pods ahead of it in the queue)"
         )
     return lines
+
+
+def _room(
+    engine: QuotaEngine,
+    status: GroupStatus,
+    queue: Sequence[_Place],
+    place: int,
+    admitted: set[str],
+) -> str:
+    """A gang's request against the room its group has left when its turn comes: the runtime
+    less used and less what the same decision admits ahead of it."""
+    request = _summed(engine, queue[place].core)
+    ahead = _summed(engine, [k for p in queue[:place] for k in p.keys if k in admitted])
+    count = len(queue[place].core)
+    text = (
+        f"gang request: {_shown(request)} for its first {count} pods, all admitted together "
+        f"or none; room in {status.name}: "
+    )
+    if status.runtime is None:
+        return text + "unlimited"
+    names = sorted(n for n in request if n in status.runtime)
+    room = {n: status.runtime[n] - status.used.get(n, 0) - ahead.get(n, 0) for n in names}
+    return (
+        text
+        + f"{_shown(room)} (runtime {_shown(status.runtime, names)}, used "
+        + f"{_shown(status.used, names)}, admitted ahead of it {_shown(ahead, names)})"
+    )
+
+
+def _summed(engine: QuotaEngine, keys: Iterable[str]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for key in keys:
+        _add(total, engine.pod_request(key))
+    return total
+
+
+def _reclaim(engine: QuotaEngine, key: str, group: str) -> list[str]:
+    """Its place in its group's reclaim plan, if reclaim would evict it now; a gang goes
+    whole, in one eviction."""
+    plan = reclaims(engine).get(group)
+    victims = [] if plan is None else plan.victims()
+    taken = next((i for i, v in enumerate(victims) if key in v.keys), None)
+    if plan is None or taken is None:
+        return []
+    numbers = f"used {_shown(plan.used)}, runtime {_shown(plan.runtime)}"
+    if not any(v.gang for v in victims):
+        pods = [k for v in victims for k in v.keys]
+        return [
+            f"reclaim: {_ordinal(pods.index(key) + 1)} of {len(pods)} pods {group} would lose "
+            f"now ({numbers})"
+        ]
+    victim = victims[taken]
+    with_gang = (
+        f" with its gang {victim.gang}'s {len(victim.keys)} running pods" if victim.gang else ""
+    )
+    return [
+        f"reclaim: {_ordinal(taken + 1)} of {len(victims)} evictions {group} would make now"
+        f"{with_gang} (a gang goes whole, as one eviction; {numbers})"
+    ]
 
 
 def explain_group(engine: QuotaEngine, name: str) -> Explanation:

@@ -1,10 +1,11 @@
 """What if: the cluster as it is, and with some objects applied; the difference they make.
 
 Two engines are fed the same objects, the second with the changes on top (a new or changed
-ElasticQuota, extra or changed pods, nodes), and compared: runtimes that move, pods whose
-capacity label changes, pods that reclaim would evict, pods the gate would let through, and
-what the admission webhook would say to each changed ElasticQuota. Pure: the objects come from
-files (`simulate --what-if`) or from the live cluster (`kubectl eq what-if`).
+ElasticQuota, extra or changed pods, nodes, PodGroups, PodDisruptionBudgets), and compared:
+runtimes that move, pods whose capacity label changes, pods that reclaim would evict, pods the
+gate would let through, and what the admission webhook would say to each changed ElasticQuota.
+Pure: the objects come from files (`simulate --what-if`) or from the live cluster
+(`kubectl eq what-if`).
 """
 
 from __future__ import annotations
@@ -13,14 +14,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .admission import admissions
+from .budgets import DisruptionBudget
 from .config import EngineConfig
 from .engine import QuotaEngine
+from .gangs import PodGroup
 from .objects import Node, Pod, Quota
 from .quantities import ResourceList, format_quantity
 from .reclaim import reclaim_plan
 from .reviews import Operation, review_quota
 
-Objects = Sequence[Quota | Pod | Node]
+Object = Quota | Pod | Node | PodGroup | DisruptionBudget
+Objects = Sequence[Object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +53,7 @@ class WhatIf:
 
 
 def _engine(
-    config: EngineConfig, capacity: ResourceList | None, objects: Iterable[Quota | Pod | Node]
+    config: EngineConfig, capacity: ResourceList | None, objects: Iterable[Object]
 ) -> QuotaEngine:
     engine = QuotaEngine(config)
     for obj in objects:
@@ -57,17 +61,24 @@ def _engine(
             engine.set_quota(obj)
         elif isinstance(obj, Pod):
             engine.set_pod(obj)
-        else:
+        elif isinstance(obj, Node):
             engine.set_node(obj)
+        elif isinstance(obj, PodGroup):
+            engine.set_pod_group(obj)
+        else:
+            engine.set_disruption_budget(obj)
     engine.set_capacity(capacity)
     engine.recompute()
     return engine
 
 
-def _identity(obj: Quota | Pod | Node) -> tuple[str, str]:
+def _identity(obj: Object) -> tuple[str, str]:
+    """Kind and name; a PodGroup's key names its API too (`gangs.PodGroup.key`)."""
     if isinstance(obj, Quota):
         return "ElasticQuota", obj.ref
-    return ("Pod", obj.key) if isinstance(obj, Pod) else ("Node", obj.name)
+    if isinstance(obj, Node):
+        return "Node", obj.name
+    return type(obj).__name__, obj.key
 
 
 def what_if(
