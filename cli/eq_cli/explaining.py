@@ -35,12 +35,7 @@ def render_what_if(
     changes: Objects,
     output: str,
 ) -> str:
-    difference = what_if(
-        config,
-        capacity,
-        [*cluster.quotas, *cluster.pods, *cluster.nodes],
-        [*changes.quotas, *changes.pods, *changes.nodes],
-    )
+    difference = what_if(config, capacity, cluster.everything(), changes.everything())
     if output == "json":
         return json.dumps({"lines": difference.lines()}) + "\n"
     return "".join(f"{line}\n" for line in difference.lines())

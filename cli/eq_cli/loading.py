@@ -2,6 +2,10 @@
 
 Turns files into parsed engine objects, naming the file, object and field on bad input. Other
 kinds are skipped and counted, so `kubectl get eq,pods,nodes -A -o yaml` loads as it is.
+PodGroups are told apart by their apiVersion (`eq_engine.gangs.POD_GROUP_KINDS`): Koordinator's
+`scheduling.sigs.k8s.io/v1alpha1`, scheduler-plugins' `scheduling.x-k8s.io/v1alpha1` and
+Kubernetes' `scheduling.k8s.io/v1alpha2`; another API's PodGroup (Volcano's) is skipped, as
+is a PodDisruptionBudget of another version than `policy/v1`.
 """
 
 from __future__ import annotations
@@ -12,16 +16,37 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import yaml
 from eq_engine import Node, Pod, Quota, QuotaError, parse_node, parse_pod, parse_quota
+from eq_engine.budgets import DisruptionBudget, parse_disruption_budget
+from eq_engine.gangs import POD_GROUP_KINDS, PodGroup, parse_pod_group
 
-PARSERS: dict[str, Callable[[Any], Quota | Pod | Node]] = {
+Parsed = Quota | Pod | Node | PodGroup | DisruptionBudget
+Parser = Callable[[Any], Parsed]
+
+PARSERS: dict[str, Parser] = {
     "ElasticQuota": parse_quota,
     "Pod": parse_pod,
     "Node": parse_node,
 }
+"""The kinds read whatever their apiVersion."""
+VERSIONED: dict[str, dict[str, Parser]] = {
+    "PodGroup": {kind.api_version: partial(parse_pod_group, kind) for kind in POD_GROUP_KINDS},
+    "PodDisruptionBudget": {"policy/v1": parse_disruption_budget},
+}
+"""The kinds read only in these apiVersions (three PodGroup APIs share the kind's name)."""
+
+
+def parser_for(kind: str, api_version: str) -> Parser | None:
+    """How to read an object of `kind` and `api_version`; None: the engine does not use it."""
+    if kind in VERSIONED:
+        return VERSIONED[kind].get(api_version)
+    return PARSERS.get(kind)
+
+
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -38,26 +63,36 @@ class Objects:
     quotas: list[Quota] = field(default_factory=list)
     pods: list[Pod] = field(default_factory=list)
     nodes: list[Node] = field(default_factory=list)
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    budgets: list[DisruptionBudget] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
-    """Kinds that were not ElasticQuota, Pod or Node, with how many of each."""
+    """The kinds (and versions) the engine does not read, with how many of each."""
 
-    def add(self, parsed: Quota | Pod | Node) -> None:
+    def add(self, parsed: Parsed) -> None:
         if isinstance(parsed, Quota):
             self.quotas.append(parsed)
         elif isinstance(parsed, Pod):
             self.pods.append(parsed)
-        else:
+        elif isinstance(parsed, Node):
             self.nodes.append(parsed)
+        elif isinstance(parsed, PodGroup):
+            self.pod_groups.append(parsed)
+        else:
+            self.budgets.append(parsed)
+
+    def everything(self) -> list[Parsed]:
+        """Every object, the kinds in the order the engine is best fed them."""
+        return [*self.quotas, *self.nodes, *self.pod_groups, *self.budgets, *self.pods]
 
 
 def load(paths: list[str]) -> Objects:
-    """Every ElasticQuota, Pod and Node in `paths`: files, directories (their .yaml, .yml and
+    """Every object the engine reads in `paths`: files, directories (their .yaml, .yml and
     .json files, as `kubectl -f` reads them) or `-` for standard input."""
     objects = Objects()
     for path in _files(paths):
         source = "<stdin>" if path == "-" else path
         for raw in _documents(path, source):
-            _add(objects, raw, source, kind_hint=None)
+            _add(objects, raw, source, hint=("", ""))
     return objects
 
 
@@ -93,24 +128,29 @@ def _documents(path: str, source: str) -> Iterator[Any]:
         raise LoadError(source, f"invalid YAML: {error}") from None
 
 
-def _add(objects: Objects, raw: Any, source: str, *, kind_hint: str | None) -> None:
+def _add(objects: Objects, raw: Any, source: str, *, hint: tuple[str, str]) -> None:
+    """`hint`: the kind and apiVersion of the list `raw` came in, for items without their own."""
     if isinstance(raw, list):
         for item in raw:
-            _add(objects, item, source, kind_hint=kind_hint)
+            _add(objects, item, source, hint=hint)
         return
     if not isinstance(raw, Mapping):
         raise LoadError(source, f"expected a Kubernetes object, found {type(raw).__name__}")
-    kind = raw.get("kind") or kind_hint
+    kind = raw.get("kind") or hint[0]
+    api_version = raw.get("apiVersion") or hint[1]
     if isinstance(kind, str) and kind.endswith("List") and "items" in raw:
         items = raw["items"] or []
         if not isinstance(items, list):
             raise LoadError(source, f"{kind}: items: expected a list")
         # PodList items from the API carry no kind of their own.
-        _add(objects, items, source, kind_hint=kind.removesuffix("List") or None)
+        _add(objects, items, source, hint=(kind.removesuffix("List"), str(api_version)))
         return
-    parse = PARSERS.get(kind) if isinstance(kind, str) else None
+    parse = parser_for(kind, str(api_version)) if isinstance(kind, str) else None
     if parse is None:
-        objects.skipped[str(kind or "object without kind")] += 1
+        named = str(kind or "object without kind")
+        if kind in VERSIONED:  # not a version the engine reads: say which it was
+            named += f" ({api_version})"
+        objects.skipped[named] += 1
         return
     try:
         parsed = parse(raw)

@@ -10,7 +10,7 @@ from typing import Any
 from eq_engine import GroupStatus, ResourceList, format_resource_list
 
 from .display import ROUNDED, readable
-from .simulate import Report
+from .simulate import GangResult, Report, Waiting
 
 
 def as_json(report: Report) -> str:
@@ -35,11 +35,40 @@ def as_json(report: Report) -> str:
             }
             for g in report.groups
         },
-        "pods": {p.key: {"group": p.group, "capacity": p.capacity} for p in report.pods},
+        "pods": {
+            p.key: {
+                "group": p.group,
+                "capacity": p.capacity,
+                **({"gang": p.gang} if p.gang else {}),
+            }
+            for p in report.pods
+        },
+        "waiting": {
+            name: {"pods": w.pods, "gangs": w.gangs, "gangPods": w.gang_pods}
+            for name, w in report.waiting.items()
+        },
+        "gangs": {g.view.key: _gang(g) for g in report.gangs},
         "reclaim": report.reclaim,
         "problems": [str(problem) for problem in report.problems],
     }
     return _entry_per_line(document)
+
+
+def _gang(gang: GangResult) -> dict[str, Any]:
+    view = gang.view
+    return {
+        "name": view.name,
+        "source": view.source,
+        "groups": list(view.groups),
+        "minimum": view.minimum,
+        "pods": len(view.pods),
+        "gated": len(view.gated),
+        "admitted": gang.admitted,
+        "bound": view.bound,
+        "request": format_resource_list(view.request),
+        "waiting": gang.waiting,
+        "problem": view.problem,
+    }
 
 
 def _entry_per_line(document: dict[str, Any]) -> str:
@@ -95,8 +124,9 @@ def as_table(report: Report) -> str:
 def as_tree(report: Report) -> str:
     """The hierarchy, each group followed by one line per resource (fits 80 columns)."""
     children: dict[str | None, list[GroupStatus]] = {}
-    for group in report.groups:
-        children.setdefault(group.parent, []).append(group)
+    shown = {group.name for group in report.groups}
+    for group in report.groups:  # a subtree (`kubectl eq tree GROUP`) is drawn from its top
+        children.setdefault(group.parent if group.parent in shown else None, []).append(group)
     lines = [f"{'':<34}" + "".join(f"{c:>{_CELL}}" for c in COLUMNS)]
 
     def draw(group: GroupStatus, lead: str, branch: str) -> None:
@@ -113,7 +143,7 @@ def as_tree(report: Report) -> str:
 
     for root in children.get(None, []):
         draw(root, "", "")
-    return "\n".join(lines) + "\n" + _footer(report, width=TREE_WIDTH)
+    return "\n".join(lines) + "\n" + _footer(report, width=TREE_WIDTH, waiting=False)
 
 
 def _named(head: str, notes: list[str], bars: str) -> list[str]:
@@ -139,7 +169,7 @@ def _notes(report: Report, group: GroupStatus) -> list[str]:
     if group.parent and not report.engine.lends(group.name):
         notes.append("does not lend")
     if waiting := report.waiting.get(group.name):
-        notes.append(f"{waiting} waiting")
+        notes.append(_waiting_note(waiting))
     if over := group.over_quota_pods:
         notes.append(f"{over} over quota")
     problems = sum(
@@ -150,6 +180,22 @@ def _notes(report: Report, group: GroupStatus) -> list[str]:
     if problems:
         notes.append(f"{problems} problem{'s' if problems > 1 else ''}")
     return notes
+
+
+def _waiting_note(waiting: Waiting, *, pods: bool = False) -> str:
+    """`5 waiting`, `8 waiting in 2 gangs`, `5 waiting: 4 in 1 gang`; with `pods`: `1 pod`,
+    `5 pods: 4 in 1 gang`."""
+    note = _count(waiting.pods, "pod") if pods else f"{waiting.pods} waiting"
+    if not waiting.gangs:
+        return note
+    gangs = _count(waiting.gangs, "gang")
+    if waiting.gang_pods == waiting.pods:
+        return f"{note} in {gangs}"
+    return f"{note}: {waiting.gang_pods} in {gangs}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _resources(group: GroupStatus) -> list[str]:
@@ -215,9 +261,10 @@ def _fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _footer(report: Report, *, width: int = sys.maxsize) -> str:
-    """Capacity, scaled mins, reclaim and problems, then what the symbols mean; long lists wrap
-    at `width` (the tree's 80 columns; the table's footer keeps one line per entry)."""
+def _footer(report: Report, *, width: int = sys.maxsize, waiting: bool = True) -> str:
+    """Capacity, scaled mins, waiting pods (unless the tree's notes say it: `waiting` False),
+    reclaim and problems, then what the symbols mean; long lists wrap at `width` (the tree's
+    80 columns; the table's footer keeps one line per entry)."""
 
     def entry(head: str, items: Sequence[str], hang: int | None = None) -> list[str]:
         """`head` and its items; the lines after the first start under the first item."""
@@ -235,6 +282,10 @@ def _footer(report: Report, *, width: int = sys.maxsize) -> str:
                 for r in _scaled(g)
             ]
             lines += entry(f"  {g.name}:", _commas(changes))
+    if waiting and report.waiting:
+        lines.append("Waiting (behind the admission gate; a gang waits whole):")
+        for name in (g.name for g in report.groups if g.name in report.waiting):
+            lines.append(f"  {name}: {_waiting_note(report.waiting[name], pods=True)}")
     if report.reclaim:
         lines.append("Reclaim (evicted in this order):")
         for group, pods in report.reclaim.items():

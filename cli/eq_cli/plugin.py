@@ -2,7 +2,8 @@
 
 kubectl runs any `kubectl-NAME` on PATH as `kubectl NAME`; the package installs `kubectl-eq`.
 It reads the cluster once, with the list code the operator's caches use (paginated LISTs of
-ElasticQuotas, Pods and Nodes), runs the engine, and prints what `simulate` prints for files:
+ElasticQuotas, Pods, Nodes, PodDisruptionBudgets and the PodGroups of the APIs the cluster
+serves), runs the engine, and prints what `simulate` prints for files:
 
     kubectl eq tree [GROUP] [-o text|json|yaml]
     kubectl eq explain pod NAMESPACE/NAME
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import functools
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -22,10 +24,12 @@ from typing import Any
 
 import yaml
 from eq_engine import ObjectError
+from eq_engine.budgets import parse_disruption_budget
+from eq_engine.gangs import POD_GROUP_KINDS, parse_pod_group
 
 from . import flags
 from .explaining import explain, render_explanation, render_what_if
-from .loading import PARSERS, LoadError, Objects, load
+from .loading import PARSERS, LoadError, Objects, Parser, load
 from .output import as_json, as_tree
 from .simulate import Report, simulate
 
@@ -56,17 +60,37 @@ def parser() -> argparse.ArgumentParser:
 
 
 async def read_cluster(kubeconfig: str | None) -> Objects:
-    """Every ElasticQuota, Pod and Node, listed once as the operator's caches list them."""
-    from eq_kit.caching import NODES, PODS, QUOTAS, Reflector
-    from eq_kit.kube import Http
+    """Every ElasticQuota, Pod and Node, listed once as the operator's caches list them, and
+    the PodDisruptionBudgets and the PodGroups of each API where the cluster serves it (the
+    kit's optional kinds: a LIST answered 404, a PodGroup CRD not installed, is none). A 403
+    on one of those is a note, not a failure: the engine judges without them."""
+    from eq_kit.caching import NODES, PODS, QUOTAS, Kind, Reflector
+    from eq_kit.kube import ApiError, Http
 
     from .kubeclient import connect
 
+    budgets = Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True, True)
+    kinds: list[tuple[Kind, Parser]] = [
+        (kind, PARSERS[kind.name]) for kind in (QUOTAS, PODS, NODES)
+    ]
+    kinds.append((budgets, parse_disruption_budget))
+    for form in POD_GROUP_KINDS:  # named as the operator names them: they share a plural
+        kind = Kind(f"PodGroup.{form.group}", form.group, form.version, "podgroups", True, True)
+        kinds.append((kind, functools.partial(parse_pod_group, form)))
     api = await connect(kubeconfig, "kubectl-eq")
     objects = Objects()
     try:
-        for kind in (QUOTAS, PODS, NODES):
-            await Reflector(Http(api), kind, _Reader(objects, PARSERS[kind.name])).snapshot()
+        for kind, parse in kinds:
+            try:
+                await Reflector(Http(api), kind, _Reader(objects, parse)).snapshot()
+            except ApiError as error:
+                if not kind.optional or error.status != 403:
+                    raise
+                print(
+                    f"kubectl eq: note: cannot list {kind.plural}.{kind.group} ({error}); "
+                    "computing without them",
+                    file=sys.stderr,
+                )
     finally:
         await api.close()
     return objects
@@ -107,6 +131,7 @@ def _subtree(report: Report, group: str) -> Report:
         pods=tuple(p for p in report.pods if p.group in kept),
         reclaim={g: pods for g, pods in report.reclaim.items() if g in kept},
         waiting={g: n for g, n in report.waiting.items() if g in kept},
+        gangs=tuple(g for g in report.gangs if kept.intersection(g.view.groups)),
     )
 
 

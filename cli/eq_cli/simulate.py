@@ -1,16 +1,18 @@
 """`elastic-quota simulate`: what the operator would compute for these objects, offline.
 
 Feeds the loaded objects to the same engine the operator runs and collects the report that
-`output.py` prints: capacity, every group's numbers, every pod's label, the reclaim plans and
-the problems.
+`output.py` prints: capacity, every group's numbers, every pod's label, the gate's decision
+(who waits, gangs counted whole), the gangs, the reclaim plans and the problems.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from eq_engine import EngineConfig, GroupStatus, Problem, QuotaEngine, ResourceList
 from eq_engine.admission import admissions
+from eq_engine.gang_views import GangView, gang_views
 from eq_engine.reclaim import reclaim_plan
 
 from .loading import Objects
@@ -21,6 +23,28 @@ class PodResult:
     key: str
     group: str
     capacity: str | None
+    gang: str | None = None
+    """The key of its gang (`GangView.key`), if it belongs to one."""
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A group's pods behind the admission gate that stay there now."""
+
+    pods: int
+    gangs: int = 0
+    """Gangs that wait whole (not admitted, or not judged yet), each counted once."""
+    gang_pods: int = 0
+    """Of `pods`, those of these gangs."""
+
+
+@dataclass(frozen=True)
+class GangResult:
+    view: GangView
+    admitted: int
+    """Its pods behind the gate that the gate lets through now."""
+    waiting: str | None
+    """Why its pods that stay behind the gate wait (its most important one's reason)."""
 
 
 @dataclass(frozen=True)
@@ -34,8 +58,9 @@ class Report:
     problems: tuple[Problem, ...]
     engine: QuotaEngine
     """The engine behind the report, for explanations."""
-    waiting: dict[str, int] = field(default_factory=dict)
+    waiting: dict[str, Waiting] = field(default_factory=dict)
     """Per group, its pods behind the admission gate (where any wait)."""
+    gangs: tuple[GangResult, ...] = ()
 
 
 def simulate(objects: Objects, *, capacity: ResourceList | None, config: EngineConfig) -> Report:
@@ -44,21 +69,58 @@ def simulate(objects: Objects, *, capacity: ResourceList | None, config: EngineC
         engine.set_quota(quota)
     for node in objects.nodes:
         engine.set_node(node)
+    for group in objects.pod_groups:
+        engine.set_pod_group(group)
+    for budget in objects.budgets:
+        engine.set_disruption_budget(budget)
     for pod in objects.pods:
         engine.set_pod(pod)
     engine.set_capacity(capacity)
     engine.recompute()
     tree = engine.tree
+    pods = tuple(
+        PodResult(pod.key, group, label, pod.gang.key if pod.gang else None)
+        for pod, group, label in sorted(engine.pods(), key=lambda p: p[0].key)
+    )
+    decision = admissions(engine)
+    admitted = set(decision.admitted)
+    gangs = tuple(
+        GangResult(
+            view,
+            sum(key in admitted for key in view.gated),
+            next((decision.waiting[k] for k in view.pods if k in decision.waiting), None),
+        )
+        for view in gang_views(engine)
+    )
     return Report(
         capacity=engine.capacity(),
         groups=tuple(engine.statuses()),
         depth={group.name: int(tree.depth[i]) for i, group in enumerate(tree.groups)},
-        pods=tuple(
-            PodResult(pod.key, group, label)
-            for pod, group, label in sorted(engine.pods(), key=lambda p: p[0].key)
-        ),
+        pods=pods,
         reclaim=reclaim_plan(engine),
         problems=tuple(engine.problems),
         engine=engine,
-        waiting=dict(admissions(engine).waiting_per_group),
+        waiting=_waiting(pods, decision.waiting, decision.gangs_waiting_per_group, gangs),
+        gangs=gangs,
     )
+
+
+def _waiting(
+    pods: tuple[PodResult, ...],
+    reasons: Mapping[str, str],
+    gangs_per_group: Mapping[str, int],
+    gangs: tuple[GangResult, ...],
+) -> dict[str, Waiting]:
+    """Per group, its waiting pods and gangs; a gang waits whole when the gate lets none of
+    its pods through (a member of an admitted gang waits as a single pod)."""
+    whole = {g.view.key for g in gangs if not g.view.admitted and not g.admitted}
+    counts: dict[str, list[int]] = {}
+    for pod in pods:
+        if pod.key in reasons:
+            tally = counts.setdefault(pod.group, [0, 0])
+            tally[0] += 1
+            tally[1] += pod.gang in whole
+    return {
+        group: Waiting(n, gangs_per_group.get(group, 0), in_gangs)
+        for group, (n, in_gangs) in counts.items()
+    }

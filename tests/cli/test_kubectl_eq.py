@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.apiserver import ApiServer
+from tests.apiserver import ApiServer, pod_group_crds
+from tests.cli import test_gangs as gangs
 from tests.cli.test_explain import cluster
 from tests.cli.test_simulate import write
 from tests.manifests import pod
@@ -78,3 +79,42 @@ async def test_an_unknown_group_is_one_line(api, tmp_path):
     done = await kubectl(api, tmp_path, "tree", "nope")
     assert done.returncode == 1
     assert done.stderr.strip().endswith("kubectl eq: error: no group nope")
+
+
+async def test_gangs_live_where_the_cluster_serves_no_pod_group_api(tmp_path):
+    """test_gangs' two gangs in room for one, listed from the API server; it serves none of the
+    PodGroup APIs nor PodDisruptionBudgets, and a 404 on those LISTs means none."""
+    async with ApiServer() as server:
+        server.seed(*gangs.cluster(*gangs.TWO_GANGS))
+        tree = await kubectl(server, tmp_path, "tree", "team-a")
+        assert tree.returncode == 0, tree.stderr
+        assert "team-a (4 waiting in 1 gang)" in tree.stdout.splitlines()
+        assert tree.stderr == ""
+        listed = json.loads((await kubectl(server, tmp_path, "tree", "-o", "json")).stdout)
+        waiting = listed["gangs"]["gang:team-a/train-b"]
+        assert (waiting["pods"], waiting["admitted"]) == (4, 0)
+        key = gangs.members(listed, "train-b")[0]
+        done = await kubectl(server, tmp_path, "explain", "pod", key)
+        assert done.returncode == 0, done.stderr
+        assert "  gang: team-a/train-b, from annotation gang.scheduling.koordinator.sh/name" in (
+            done.stdout
+        )
+        assert "room in team-a: cpu 0" in done.stdout
+
+
+async def test_pod_groups_are_read_where_the_cluster_serves_their_api(tmp_path):
+    """scheduler-plugins' PodGroup API served, with the PodGroup of 4 workers in team-b: they
+    are admitted whole. Koordinator's PodGroup API is served too but forbidden to the reader:
+    a note, and the answer without them."""
+    serving = pod_group_crds("scheduling.x-k8s.io", "scheduling.sigs.k8s.io")
+    async with ApiServer(serving=serving) as server:
+        workers = [gangs.worker("llama-ft", i) for i in range(4)]
+        server.seed(*gangs.cluster(gangs.pod_group("team-b", "llama-ft", 4), *workers))
+        server.fault("GET", "podgroups.scheduling.sigs.k8s.io", status=403, message="forbidden")
+        done = await kubectl(server, tmp_path, "tree", "team-b", "-o", "json")
+        assert done.returncode == 0, done.stderr
+        assert "kubectl eq: note: cannot list podgroups.scheduling.sigs.k8s.io (403" in (
+            done.stderr
+        )
+        gang = json.loads(done.stdout)["gangs"]["podgroups.scheduling.x-k8s.io:team-b/llama-ft"]
+        assert (gang["minimum"], gang["admitted"]) == (4, 4)

@@ -48,7 +48,8 @@ def test_json_output_has_the_documented_shape_and_the_seeds_numbers(tmp_path):
     result = simulate("-f", write(tmp_path, "seed.yaml", *SEED), "-o", "json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert set(report) == {"capacity", "groups", "pods", "reclaim", "problems"}
+    keys = {"capacity", "groups", "pods", "waiting", "gangs", "reclaim", "problems"}
+    assert set(report) == keys
     assert report["capacity"] == {"cpu": "100m"}
     assert set(report["groups"]["a"]) == {
         "namespace",
@@ -71,6 +72,7 @@ def test_json_output_has_the_documented_shape_and_the_seeds_numbers(tmp_path):
     assert report["pods"]["apps/a-0"] == {"group": "a", "capacity": "in-quota"}
     assert report["pods"]["apps/d-0"] == {"group": "d", "capacity": "over-quota"}
     assert report["problems"] == []
+    assert report["waiting"] == report["gangs"] == {}  # d-1 is pending, but not gated
 
 
 def test_the_seed_example_through_files(tmp_path):
