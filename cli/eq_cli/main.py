@@ -34,9 +34,10 @@ def parser() -> argparse.ArgumentParser:
         "simulate",
         help="compute quotas, labels and reclaim for objects in files, offline",
         description=(
-            "Compute every group's request, runtime and used, every pod's capacity label and "
-            "the reclaim plan for ElasticQuota, Pod and Node objects read from files, exactly "
-            "as the operator would. Other kinds are ignored."
+            "Compute every group's request, runtime and used, every pod's capacity label, the "
+            "admission gate's decision and the reclaim plan for ElasticQuota, Pod and Node "
+            "objects read from files, with the PodGroups (gangs) and PodDisruptionBudgets among "
+            "them, exactly as the operator would. Other kinds are ignored."
         ),
     )
     sim.add_argument(
