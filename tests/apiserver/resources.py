@@ -124,6 +124,8 @@ BUILTINS = (
     # Only for `kubectl apply` of the quick start's files: no controller of its own here (the
     # Deployment stand-in in standins.py plays it), no defaulting, no scale subresource.
     Resource("apps", "v1", "deployments", "Deployment", True, ("status",), ("deploy",), ("all",)),
+    # The same for Jobs (jobs.py plays them): the pod groups' example and stories.
+    Resource("batch", "v1", "jobs", "Job", True, ("status",), (), ("all",)),
 )
 
 

@@ -57,11 +57,11 @@ def _add(total: dict[str, float], more: dict[str, float]) -> None:
         total[name] = total.get(name, 0) + value
 
 
-def _finished(pod: JSON) -> bool:
+def finished(pod: JSON) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
-class _Controller:
+class Controller:
     """An informer-fed loop: `_reconcile` runs after every batch of watch events."""
 
     def __init__(self, client: Client) -> None:
@@ -103,7 +103,7 @@ class _Controller:
         raise NotImplementedError
 
 
-class Scheduler(_Controller):
+class Scheduler(Controller):
     """Binds each pod that is not gated, not bound, not terminating and not finished to the first
     node (by name) with room: the requests of the node's bound unfinished pods plus the pod's
     must fit `status.allocatable` (cpu, memory, pods and any other listed resource). With
@@ -120,12 +120,12 @@ class Scheduler(_Controller):
         used: dict[str, dict[str, float]] = {}
         for pod in pods:
             node = (pod.get("spec") or {}).get("nodeName")
-            if node and not _finished(pod):
+            if node and not finished(pod):
                 _add(used.setdefault(node, {}), requests(pod))
         order = [(p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]) for p in pods]
         for _, pod in sorted(zip(order, pods, strict=True), key=lambda pair: pair[0]):
             spec, metadata = pod.get("spec") or {}, pod["metadata"]
-            if spec.get("nodeName") or spec.get("schedulingGates") or _finished(pod):
+            if spec.get("nodeName") or spec.get("schedulingGates") or finished(pod):
                 continue
             if metadata.get("deletionTimestamp"):
                 continue
@@ -180,7 +180,7 @@ class Scheduler(_Controller):
             )
 
 
-class ReplicaSet(_Controller):
+class ReplicaSet(Controller):
     """Keeps `replicas` pods of `template` alive in `namespace`: missing ones (deleted, evicted,
     finished) are created with `generateName: NAME-` and a controller ownerReference to a
     ReplicaSet named NAME (which exists only here: this stand-in is its controller)."""
@@ -211,7 +211,7 @@ class ReplicaSet(_Controller):
         alive = [
             p
             for p in self.owned()
-            if not p["metadata"].get("deletionTimestamp") and not _finished(p)
+            if not p["metadata"].get("deletionTimestamp") and not finished(p)
         ]
         for _ in range(self.replicas - len(alive)):
             await self._create()
@@ -241,7 +241,7 @@ class ReplicaSet(_Controller):
         self.created += 1
 
 
-class Deployments(_Controller):
+class Deployments(Controller):
     """Plays every apps/v1 Deployment with a ReplicaSet stand-in named `NAME-HASH` (the pod
     template's hash, also the pods' `pod-template-hash` label) that keeps `spec.replicas` pods of
     its template; a changed `replicas` is followed, a changed template is not (no rollouts), and

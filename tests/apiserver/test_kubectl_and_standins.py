@@ -1,9 +1,10 @@
-"""kubectl reads the emulator (discovery, lists), and the stand-in scheduler, ReplicaSet and
-Deployment controllers keep the cluster moving by reacting to watch events."""
+"""kubectl reads the emulator (discovery, lists), and the stand-in scheduler, ReplicaSet,
+Deployment and Job controllers keep the cluster moving by reacting to watch events."""
 
 from __future__ import annotations
 
 from tests.apiserver.conftest import PODS
+from tests.apiserver.jobs import Jobs, complete, job_labels
 from tests.apiserver.standins import Deployments, ReplicaSet, Scheduler
 from tests.kubectl import Kubectl, rows
 from tests.manifests import node, pod, quota
@@ -89,3 +90,68 @@ async def test_an_applied_deployment_is_played_by_a_replicaset(api, client, tmp_
     finally:
         await deployments.stop()
         await scheduler.stop()
+
+
+JOB = """apiVersion: batch/v1
+kind: Job
+metadata: {name: etl, namespace: apps}
+spec:
+  parallelism: 2
+  completions: 3
+  template:
+    metadata:
+      labels: {app: etl}
+      annotations: {example.com/note: kept}
+    spec:
+      restartPolicy: Never
+      containers: [{name: work, image: busybox:1.36}]
+"""
+
+
+async def test_an_applied_job_is_played_until_its_completions(api, client, tmp_path):
+    jobs = Jobs(client)
+    await jobs.start()
+    kubectl = Kubectl(api, tmp_path)
+    try:
+        (tmp_path / "job.yaml").write_text(JOB)
+        await kubectl.run(f"kubectl apply -f {tmp_path / 'job.yaml'}")
+        await eventually(lambda: len(api.objects("pods")) == 2, what="two pods (parallelism)")
+        job = api.get("jobs", "etl", "apps")
+        assert job is not None
+        first = api.objects("pods")[0]
+        metadata = first["metadata"]
+        assert metadata["generateName"] == "etl-" and metadata["name"].startswith("etl-")
+        assert metadata["finalizers"] == ["batch.kubernetes.io/job-tracking"]
+        assert metadata["annotations"] == {"example.com/note": "kept"}
+        assert metadata["labels"] == {"app": "etl", **job_labels("etl", job["metadata"]["uid"])}
+        (owner,) = metadata["ownerReferences"]
+        assert (owner["kind"], owner["uid"], owner["controller"]) == (
+            "Job",
+            job["metadata"]["uid"],
+            True,
+        )
+        # An evicted pod counts as failed, its finalizer comes off, and another takes its place.
+        evicted = metadata["name"]
+        eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": evicted}}
+        await client.call("POST", f"{PODS}/{evicted}/eviction", eviction)
+        await eventually(
+            lambda: evicted not in {p["metadata"]["name"] for p in api.objects("pods")},
+            what="the evicted pod gone once its finalizer is off",
+        )
+        await eventually(lambda: len(api.objects("pods")) == 2, what="a replacement")
+        # Two complete: one more is made for the third completion, and no more after it.
+        for pod in api.objects("pods"):
+            await complete(client, pod)
+        await eventually(lambda: len(api.objects("pods")) == 3, what="the third completion's pod")
+        running = [p for p in api.objects("pods") if p["status"]["phase"] != "Succeeded"]
+        await complete(client, running[0])
+        await eventually(
+            lambda: all(not p["metadata"].get("finalizers") for p in api.objects("pods")),
+            what="every finalizer off",
+        )
+        listed = rows((await kubectl.run("kubectl get pods -n apps")).out)
+        assert [p["STATUS"] for p in listed] == ["Completed"] * 3
+        await kubectl.run(f"kubectl delete -f {tmp_path / 'job.yaml'}")
+        await eventually(lambda: not api.objects("pods"), what="the pods collected")
+    finally:
+        await jobs.stop()
