@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli.test_simulate import simulate
 from tests.realistic import P, elastic_quota, job_pod, kubectl_list, node, pod
 from tests.realistic.metadata import managed_entry, object_metadata, owner_reference
@@ -334,3 +336,46 @@ def test_a_member_beyond_the_minimum_goes_alone_after_the_gang(tmp_path):
         "to be admitted: team-a's runtime must grow, or its pods must free, cpu 500m (with the "
         "pods ahead of it in the queue)",
     ]
+
+
+def test_what_if_a_pod_group_is_created(tmp_path):
+    """The workers wait for their PodGroup; with it applied, all four would be admitted."""
+    workers = [worker("llama-ft", i) for i in range(4)]
+    change = tmp_path / "change.json"
+    change.write_text(json.dumps(pod_group("team-b", "llama-ft", 4)))
+    result = simulate("-f", dump(tmp_path, cluster(*workers)), "--what-if", str(change))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        f"would be admitted: team-b/llama-ft-worker-{i}" for i in range(4)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("api_version", "spec", "naming", "source"),
+    [
+        (
+            "scheduling.sigs.k8s.io/v1alpha1",
+            {"minMember": 4},
+            {"labels": {"pod-group.scheduling.sigs.k8s.io": "train-g"}},
+            "label pod-group.scheduling.sigs.k8s.io",
+        ),
+        (
+            "scheduling.k8s.io/v1alpha2",
+            {"schedulingPolicy": {"gang": {"minCount": 4}}},
+            {"schedulingGroup": {"podGroupName": "train-g"}},
+            "spec.schedulingGroup.podGroupName",
+        ),
+    ],
+)
+def test_koordinator_s_and_kubernetes_pod_groups_are_read_too(
+    tmp_path, api_version, spec, naming, source
+):
+    group = {**pod_group("team-a", "train-g", 4), "apiVersion": api_version, "spec": spec}
+    pods = [
+        job_pod("team-a", "train-g", i, gates=[GATE], requests={"cpu": "500m"}, **naming)
+        for i in range(4)
+    ]
+    document = report(tmp_path, cluster(group, *pods))
+    (gang,) = document["gangs"].values()
+    assert gang["source"] == f"PodGroup {api_version}, named by the pods' {source}"
+    assert (gang["minimum"], gang["admitted"]) == (4, 4)
