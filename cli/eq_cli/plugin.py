@@ -60,20 +60,18 @@ def parser() -> argparse.ArgumentParser:
 
 
 async def read_cluster(kubeconfig: str | None) -> Objects:
-    """Every ElasticQuota, Pod and Node, listed once as the operator's caches list them, and
-    the PodDisruptionBudgets and the PodGroups of each API where the cluster serves it (the
-    kit's optional kinds: a LIST answered 404, a PodGroup CRD not installed, is none). A 403
-    on one of those is a note, not a failure: the engine judges without them."""
-    from eq_kit.caching import NODES, PODS, QUOTAS, Kind, Reflector
+    """Every ElasticQuota, Pod, Node and PodDisruptionBudget, listed once as the operator's
+    caches list them, and the PodGroups of each API where the cluster serves it (the kit's
+    optional kinds: a LIST answered 404, a PodGroup CRD not installed, is none). A 403 on the
+    budgets or the PodGroups is a note, not a failure: the engine judges without them."""
+    from eq_kit.caching import DISRUPTION_BUDGETS, NODES, PODS, QUOTAS, Kind, Reflector
     from eq_kit.kube import ApiError, Http
 
     from .kubeclient import connect
 
-    budgets = Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True, True)
-    kinds: list[tuple[Kind, Parser]] = [
-        (kind, PARSERS[kind.name]) for kind in (QUOTAS, PODS, NODES)
-    ]
-    kinds.append((budgets, parse_disruption_budget))
+    required = (QUOTAS, PODS, NODES)
+    kinds: list[tuple[Kind, Parser]] = [(kind, PARSERS[kind.name]) for kind in required]
+    kinds.append((DISRUPTION_BUDGETS, parse_disruption_budget))
     for form in POD_GROUP_KINDS:  # named as the operator names them: they share a plural
         kind = Kind(f"PodGroup.{form.group}", form.group, form.version, "podgroups", True, True)
         kinds.append((kind, functools.partial(parse_pod_group, form)))
@@ -84,7 +82,7 @@ async def read_cluster(kubeconfig: str | None) -> Objects:
             try:
                 await Reflector(Http(api), kind, _Reader(objects, parse)).snapshot()
             except ApiError as error:
-                if not kind.optional or error.status != 403:
+                if kind in required or error.status != 403:
                     raise
                 print(
                     f"kubectl eq: note: cannot list {kind.plural}.{kind.group} ({error}); "

@@ -296,46 +296,29 @@ def test_an_over_used_gang_is_reclaimed_whole_in_one_eviction(tmp_path):
     )
 
 
-def test_a_disruption_budget_in_the_dump_keeps_its_pod_from_reclaim(tmp_path):
-    """team-a runs two pods of 1 cpu in a runtime of 1: reclaim takes the less important
-    `batch`, unless a PodDisruptionBudget that allows no disruption now covers it."""
-    objects = [
-        elastic_quota("team-a", "team-a", max={"cpu": "1"}),
-        node("worker-1", cpu="8"),
-        pod("team-a", "serve", requests={"cpu": "1"}, priority=10, labels={"app": "serve"}),
-        pod("team-a", "batch", requests={"cpu": "1"}, labels={"app": "batch"}),
-    ]
-    assert report(tmp_path, objects)["reclaim"] == {"team-a": ["team-a/batch"]}
+def budgeted(*, allowed: int = 0) -> list[dict[str, Any]]:
+    """team-a runs two pods of 1 cpu in a runtime of 1; a PodDisruptionBudget that allows
+    `allowed` disruptions now covers the less important one, `batch`."""
     budget = {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
         "metadata": object_metadata("PodDisruptionBudget", "team-a", "batch"),
         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "batch"}}},
-        "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1},
+        "status": {"disruptionsAllowed": allowed, "currentHealthy": 1, "desiredHealthy": 1},
     }
-    assert report(tmp_path, [*objects, budget])["reclaim"] == {"team-a": ["team-a/serve"]}
-
-
-def test_a_member_beyond_the_minimum_goes_alone_after_the_gang(tmp_path):
-    """train-f has 5 pods, minimum 4: its first 4 (2 cpu) fill team-a's runtime together, and
-    the 5th, beyond the minimum, goes alone if it fits then: it does not."""
-    objects = cluster(*(gang_pod("train-f", i) for i in range(5)))
-    document = report(tmp_path, objects)
-    gang = document["gangs"]["gang:team-a/train-f"]
-    assert (gang["pods"], gang["minimum"], gang["admitted"]) == (5, 4, 4)
-    assert document["waiting"] == {"team-a": {"pods": 1, "gangs": 0, "gangPods": 0}}
-    extra = explain(tmp_path, objects, members(document, "train-f")[-1])  # last in the queue
-    assert extra[2].startswith("gang pods: 5 exist, its minimum is 4 (")
-    assert extra[2].endswith("the first 4 in queue order go together, the others alone")
-    assert (
-        extra[4]
-        == "beyond the first 4 of its gang: it goes alone, right after them, if it fits then"
-    )
-    assert extra[5:] == [
-        "waiting for quota: team-a runtime cpu 2, used or admitted 2, this pod 500m",
-        "to be admitted: team-a's runtime must grow, or its pods must free, cpu 500m (with the "
-        "pods ahead of it in the queue)",
+    return [
+        elastic_quota("team-a", "team-a", max={"cpu": "1"}),
+        node("worker-1", cpu="8"),
+        pod("team-a", "serve", requests={"cpu": "1"}, priority=10, labels={"app": "serve"}),
+        pod("team-a", "batch", requests={"cpu": "1"}, labels={"app": "batch"}),
+        budget,
     ]
+
+
+def test_a_disruption_budget_in_the_dump_keeps_its_pod_from_reclaim(tmp_path):
+    """Reclaim takes the less important `batch`, unless its budget allows no disruption now."""
+    assert report(tmp_path, budgeted(allowed=1))["reclaim"] == {"team-a": ["team-a/batch"]}
+    assert report(tmp_path, budgeted())["reclaim"] == {"team-a": ["team-a/serve"]}
 
 
 def test_what_if_a_pod_group_is_created(tmp_path):

@@ -83,7 +83,7 @@ async def test_an_unknown_group_is_one_line(api, tmp_path):
 
 async def test_gangs_live_where_the_cluster_serves_no_pod_group_api(tmp_path):
     """test_gangs' two gangs in room for one, listed from the API server; it serves none of the
-    PodGroup APIs nor PodDisruptionBudgets, and a 404 on those LISTs means none."""
+    PodGroup APIs, and a 404 on their LISTs means none."""
     async with ApiServer() as server:
         server.seed(*gangs.cluster(*gangs.TWO_GANGS))
         tree = await kubectl(server, tmp_path, "tree", "team-a")
@@ -118,3 +118,18 @@ async def test_pod_groups_are_read_where_the_cluster_serves_their_api(tmp_path):
         )
         gang = json.loads(done.stdout)["gangs"]["podgroups.scheduling.x-k8s.io:team-b/llama-ft"]
         assert (gang["minimum"], gang["admitted"]) == (4, 4)
+
+
+async def test_a_disruption_budget_live_keeps_its_pod_from_reclaim(tmp_path):
+    """test_gangs' budget case: `batch` would be reclaimed, but its budget allows no
+    disruption now, so `serve` would go instead."""
+    async with ApiServer() as server:
+        server.seed(*gangs.budgeted())
+        done = await kubectl(server, tmp_path, "tree", "team-a", "-o", "json")
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["reclaim"] == {"team-a": ["team-a/serve"]}
+        server.fault("GET", "poddisruptionbudgets", status=403, message="forbidden")
+        done = await kubectl(server, tmp_path, "tree", "team-a", "-o", "json")
+        assert done.returncode == 0, done.stderr
+        assert "note: cannot list poddisruptionbudgets.policy (403" in done.stderr
+        assert json.loads(done.stdout)["reclaim"] == {"team-a": ["team-a/batch"]}
