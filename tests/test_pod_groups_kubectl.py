@@ -1,0 +1,240 @@
+"""Pod groups (gangs) admitted all or nothing, through real kubectl against the emulated API server
+with the chart installed (tests/installation.py): Jobs are applied as a user applies them and
+played by the Job stand-in (tests/apiserver/jobs.py: pods made with generateName, the Job's
+labels and ownerReference), each pod gated by the chart's webhook on its way in, the gates
+lifted by the operator, the pods bound by the scheduler stand-in and completed as their kubelet
+would. docs/pod-groups.md's walkthrough (examples/pod-groups) is the first story.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.apiserver import ApiServer, pod_group_crds
+from tests.apiserver.client import JSON, Client
+from tests.apiserver.jobs import Jobs, complete
+from tests.apiserver.standins import Scheduler
+from tests.installation import installed
+from tests.kubectl import Kubectl, Result, rows
+from tests.manifests import node
+from tests.waiting import consistently
+
+FAST = ("operator.batchInterval=0.05", "operator.leaseDuration=2")
+GATED, RUNNING, COMPLETED = "SchedulingGated", "Running", "Completed"
+CALM = 1.0
+"""Seconds a waiting gang is watched to stay whole: 20 of the operator's admission rounds."""
+
+
+def group(name: str, cpu: str) -> str:
+    """A namespace and its group (named like it), with room for `cpu`: examples/pod-groups'."""
+    return f"""apiVersion: v1
+kind: Namespace
+metadata: {{name: {name}}}
+---
+apiVersion: scheduling.sigs.k8s.io/v1alpha1
+kind: ElasticQuota
+metadata: {{name: {name}, namespace: {name}}}
+spec:
+  min: {{cpu: "{cpu}", memory: 2Gi}}
+  max: {{cpu: "{cpu}", memory: 2Gi}}
+"""
+
+
+def job(name: str, namespace: str, parallelism: int, *, labels: str, annotations: str) -> str:
+    """A Job of 4 completions of 500m pods, `parallelism` at a time, its template carrying the
+    gang's `labels` and `annotations` (YAML flow mappings)."""
+    return f"""apiVersion: batch/v1
+kind: Job
+metadata: {{name: {name}, namespace: {namespace}}}
+spec:
+  parallelism: {parallelism}
+  completions: 4
+  template:
+    metadata:
+      labels: {labels}
+      annotations: {annotations}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: work
+          image: busybox:1.36
+          command: [sleep, "60"]
+          resources: {{requests: {{cpu: 500m, memory: 256Mi}}}}
+"""
+
+
+class Story:
+    def __init__(self, api: ApiServer, client: Client, kubectl: Kubectl, tmp: Path) -> None:
+        self.api, self.client, self.kubectl, self.tmp = api, client, kubectl, tmp
+
+    async def apply(self, name: str, text: str) -> None:
+        path = self.tmp / name
+        path.write_text(text)
+        await self.kubectl.run(f"kubectl apply -f {path}")
+
+    async def pods(
+        self,
+        namespace: str,
+        check: dict[str, list[str]] | Callable[[dict[str, list[str]]], bool],
+        *,
+        what: str,
+    ) -> dict[str, list[str]]:
+        """`kubectl get pods` until the STATUS column, per Job (sorted), equals `check` (or
+        `check` holds on it)."""
+
+        def by_job(result: Result) -> dict[str, list[str]]:
+            found: dict[str, list[str]] = {}
+            for row in rows(result.out):
+                found.setdefault(row["NAME"].rsplit("-", 1)[0], []).append(row["STATUS"])
+            return {job: sorted(statuses) for job, statuses in found.items()}
+
+        def holds(result: Result) -> bool:
+            return check(by_job(result)) if callable(check) else by_job(result) == check
+
+        result = await self.kubectl.until(f"kubectl get pods -n {namespace}", holds, what=what)
+        return by_job(result)
+
+    async def waiting(self, namespace: str, count: str) -> None:
+        await self.kubectl.until(
+            f"kubectl get eq -n {namespace}",
+            lambda r: [row["WAITING"] for row in rows(r.out)] == [count],
+            what=f"{namespace}'s WAITING column at {count or 'nothing'}",
+        )
+
+    async def event(self, namespace: str, job: str, pattern: str) -> str:
+        """The WaitingForQuota message `kubectl describe pod` shows on a pod of `job`."""
+        (pod,) = [p for p in self.objects(namespace, job)][:1]
+        described = await self.kubectl.until(
+            f"kubectl describe pod {pod['metadata']['name']} -n {namespace}",
+            lambda r: "WaitingForQuota" in r.out,
+            what=f"the WaitingForQuota Event on a pod of {job}",
+        )
+        found = re.search(pattern, " ".join(described.out.split()))
+        assert found is not None, described
+        return found[0]
+
+    def objects(self, namespace: str, job: str) -> list[JSON]:
+        return [
+            p
+            for p in self.api.objects("pods")
+            if p["metadata"]["namespace"] == namespace
+            and (p["metadata"].get("labels") or {}).get("job-name") == job
+        ]
+
+    async def gated(self, namespace: str, job: str, count: int) -> None:
+        """The Job's `count` pods stay gated, all of them, for a while."""
+
+        def all_gated() -> bool:
+            pods = self.objects(namespace, job)
+            return len(pods) == count and all(p["spec"].get("schedulingGates") for p in pods)
+
+        await consistently(all_gated, seconds=CALM, what=f"{job}'s {count} pods gated")
+
+
+async def test_gangs_are_admitted_whole_or_not_at_all(tmp_path: Path):
+    async with ApiServer(serving=pod_group_crds("scheduling.x-k8s.io")) as api:
+        api.seed(node("node-1", cpu="8", memory="32Gi", pods="110"))
+        client = Client(api.url)
+        scheduler, jobs = Scheduler(client), Jobs(client)
+        story = Story(api, client, Kubectl(api, tmp_path / "user"), tmp_path)
+        try:
+            async with installed(api, tmp_path, *FAST):
+                await scheduler.start()
+                await jobs.start()
+                await two_gangs_in_room_for_one_run_one_after_the_other(story)
+                await a_gang_short_of_its_minimum_waits_for_its_last_member(story)
+                await a_scheduler_plugins_gang_waits_for_its_pod_group(story)
+        finally:
+            await jobs.stop()
+            await scheduler.stop()
+            await client.close()
+
+
+async def two_gangs_in_room_for_one_run_one_after_the_other(story: Story) -> None:
+    """docs/pod-groups.md's walkthrough: two Jobs of 4 pods of 500m (Koordinator's gang
+    annotations, minimum 4) in a group with room for 2 CPUs."""
+    kubectl = story.kubectl
+    await kubectl.run("kubectl apply -f examples/pod-groups/group.yaml")
+    await kubectl.run("kubectl apply -f examples/pod-groups/jobs.yaml")
+    found = await story.pods(
+        "training",
+        lambda seen: sorted(seen.values()) == [[RUNNING] * 4, [GATED] * 4],
+        what="one Job's 4 pods running and the other's 4 gated",
+    )
+    first = next(job for job, statuses in found.items() if statuses == [RUNNING] * 4)
+    second = next(job for job in found if job != first)
+    await story.waiting("training", "4")
+    seen = await story.event(
+        "training",
+        second,
+        rf"waiting for quota: training runtime cpu 2, used or admitted 2, gang training/{second} "
+        r"\(4 pods seen, minimum 4\) 2"
+        rf"|waiting: gang training/{second}: [1-3] of its minimum 4 pods exist",
+    )
+    assert f"gang training/{second}" in seen  # the Event names the gang, its pods and minimum
+    await story.gated("training", second, 4)
+    # 3 of the first Job's pods complete: 1 CPU free is no room for the second gang's 2.
+    for pod in story.objects("training", first)[:3]:
+        await complete(story.client, pod)
+    await kubectl.until(
+        "kubectl get eq training -n training",
+        lambda r: '"cpu":"500m"' in rows(r.out)[0]["USED"],
+        what="the group's USED down to 500m",
+    )
+    await story.gated("training", second, 4)
+    await complete(story.client, story.objects("training", first)[3])
+    await story.pods(
+        "training",
+        {first: [COMPLETED] * 4, second: [RUNNING] * 4},
+        what="the first Job completed and the second admitted whole",
+    )
+    await story.waiting("training", "")
+
+
+async def a_gang_short_of_its_minimum_waits_for_its_last_member(story: Story) -> None:
+    """A Job that makes 3 pods at a time of a gang of minimum 4: none is admitted, though the
+    group has room for all of them; its parallelism raised to 4, the fourth makes the gang."""
+    await story.apply("team-b.yaml", group("team-b", "2"))
+    gang = (
+        "{gang.scheduling.koordinator.sh/name: fit, "
+        "gang.scheduling.koordinator.sh/min-available: '4'}"
+    )
+    await story.apply("fit.yaml", job("fit", "team-b", 3, labels="{}", annotations=gang))
+    await story.pods("team-b", {"fit": [GATED] * 3}, what="three pods gated")
+    await story.event(
+        "team-b", "fit", r"waiting: gang team-b/fit: [1-3] of its minimum 4 pods exist"
+    )
+    await story.waiting("team-b", "3")
+    await story.gated("team-b", "fit", 3)
+    await story.kubectl.run(
+        'kubectl patch job fit -n team-b --type merge -p \'{"spec":{"parallelism":4}}\''
+    )
+    await story.pods("team-b", {"fit": [RUNNING] * 4}, what="all four admitted and running")
+    await story.waiting("team-b", "")
+
+
+async def a_scheduler_plugins_gang_waits_for_its_pod_group(story: Story) -> None:
+    """Pods labelled with scheduler-plugins' `scheduling.x-k8s.io/pod-group` wait until the
+    operator has seen their PodGroup (created with kubectl after them) and its minMember."""
+    await story.apply("team-c.yaml", group("team-c", "2"))
+    labels = "{scheduling.x-k8s.io/pod-group: tune}"
+    await story.apply("tune.yaml", job("tune", "team-c", 4, labels=labels, annotations="{}"))
+    await story.pods("team-c", {"tune": [GATED] * 4}, what="four pods gated")
+    await story.event(
+        "team-c",
+        "tune",
+        r"waiting: gang team-c/tune has no valid minimum: its PodGroup team-c/tune "
+        r"\(podgroups.scheduling.x-k8s.io\) does not exist",
+    )
+    await story.gated("team-c", "tune", 4)
+    await story.apply(
+        "pg.yaml",
+        "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+        "metadata: {name: tune, namespace: team-c}\nspec: {minMember: 4}\n",
+    )
+    await story.pods("team-c", {"tune": [RUNNING] * 4}, what="all four admitted and running")
+    # The product only reads PodGroups: nothing is written to its status.
+    (listed,) = rows((await story.kubectl.run("kubectl get pg -n team-c")).out)
+    assert (listed["NAME"], listed["MINMEMBER"], listed["PHASE"]) == ("tune", "4", "")
