@@ -1,7 +1,8 @@
 """ElasticQuota checks: what makes one group, or the tree around it, invalid or risky.
 
-Koordinator's webhook checks are the baseline; each check is a
-function returning `Problem`s that name the object, the field and the numbers, e.g.
+Koordinator's webhook checks are the baseline (its pkg/webhook/elasticquota, read at
+a7a1b76; docs/webhook.md); each check is a function returning `Problem`s that name the object,
+the field and the numbers, e.g.
 `ElasticQuota team-a/ml: spec.min.cpu: 30 + siblings' 80 exceeds parent dept-a's min 100`.
 
 The admission reviews (`reviews.py`) apply these checks to one proposed change, and `audit`
@@ -27,6 +28,15 @@ def _q(resource: str, amount: int) -> str:
 
 def _keys(resources: Iterable[str]) -> str:
     return "{" + ", ".join(sorted(resources)) + "}"
+
+
+TREE_FIELD = f"metadata.labels[{keys.TREE_ID}]"
+"""Where a problem of the group's tree is reported."""
+
+
+def tree_id_text(tree_id: str) -> str:
+    """A tree id as messages show it: `'gpu-a100'`, or `unset` (the default tree)."""
+    return repr(tree_id) if tree_id else "unset"
 
 
 def min_total(quotas: Iterable[Quota], resource: str) -> int:
@@ -144,6 +154,25 @@ def resource_key_problems(child: Quota, parent: Quota, *, subject: Quota) -> Ite
         )
 
 
+def tree_problems(child: Quota, parent: Quota, *, subject: Quota) -> Iterator[Problem]:
+    """A child is in its parent's tree: their tree ids are equal; reported on `subject`, the
+    child or the parent (then naming the child). The one wording of a tree-id mismatch: the
+    webhook denies with it, the audit reports it. (Koordinator's `checkTreeID`, in
+    pkg/webhook/elasticquota/quota_topology_check.go at a7a1b76; the root's children are
+    exempt, as there: each tree's root is one.)
+
+    `tree id is 'v100', parent gpus's is 'a100': a group is in its parent's tree`.
+    """
+    if child.tree_id != parent.tree_id:
+        whose = "" if child is subject else f"child {child.name}'s "
+        yield quota_problem(
+            subject,
+            TREE_FIELD,
+            f"{whose}tree id is {tree_id_text(child.tree_id)}, parent {parent.name}'s is "
+            f"{tree_id_text(parent.tree_id)}: a group is in its parent's tree",
+        )
+
+
 def sibling_min_problems(quota: Quota, old: Quota | None, catalog: Catalog) -> Iterator[Problem]:
     """Σ min of the parent's children ≤ the parent's min, where this change made it worse:
     the group is new or moved, or raised its min. Skipped with `allow-force-update`."""
@@ -191,16 +220,22 @@ def children_min_problems(
 
 
 def topology_problems(quota: Quota, old: Quota | None, catalog: Catalog) -> Iterator[Problem]:
-    """Everything the tree's rules say of the group where it is: its parent link, then (the
-    link being sound) its keys and min among its siblings, then its children's keys and min."""
+    """Everything the tree's rules say of the group where it is: its parent link and tree id,
+    then (the link being sound: the rules apply within a tree) its keys and min among its
+    siblings, then its children's tree ids, keys and min."""
     links = list(parent_link_problems(quota, catalog))
-    yield from links
     parent = catalog.quotas.get(catalog.parent_of(quota))
-    if not links and parent is not None and not catalog.is_builtin(parent.name):
+    if parent is not None and catalog.is_builtin(parent.name):
+        parent = None  # the root (any tree's top), or a built-in group: a broken link
+    if parent is not None and parent.name != quota.name:
+        links.extend(tree_problems(quota, parent, subject=quota))
+    yield from links
+    if not links and parent is not None:
         yield from resource_key_problems(quota, parent, subject=quota)
         yield from sibling_min_problems(quota, old, catalog)
     children = [catalog.quotas[n] for n in catalog.children.get(quota.name, ())]
     for child in children:
+        yield from tree_problems(child, quota, subject=quota)
         yield from resource_key_problems(child, quota, subject=quota)
     if children:
         yield from children_min_problems(quota, children, old=old)
@@ -228,17 +263,18 @@ def quota_warnings(quota: Quota, catalog: Catalog, capacity: ResourceList | None
     if any(weight.values()) and missing:
         yield (f"{keys.SHARED_WEIGHT} has no {_keys(missing)}: their max is used as their weight")
     if capacity is not None and catalog.parent_of(quota) == catalog.config.root_name:
-        top = [
+        top = [  # the top-level groups of its own tree: another tree's draw on another pool
             catalog.quotas[n]
             for n in catalog.children.get(catalog.config.root_name, ())
-            if n != quota.name
+            if n != quota.name and catalog.quotas[n].tree_id == quota.tree_id
         ]
+        tree = f" in tree {quota.tree_id!r}" if quota.tree_id else ""
         for name, amount in sorted(quota.min.items()):
             total = amount + min_total(top, name)
             if name in capacity and total > capacity[name]:
                 yield (
-                    f"the top-level groups' min {name} {_q(name, total)} exceeds the cluster's "
-                    f"{_q(name, capacity[name])}: their mins will be scaled down"
+                    f"the top-level groups' min {name} {_q(name, total)}{tree} exceeds the "
+                    f"cluster's {_q(name, capacity[name])}: their mins will be scaled down"
                 )
 
 
@@ -261,6 +297,7 @@ def audit(catalog: Catalog) -> list[Problem]:
         if parent in set(catalog.descendants(name)):
             continue
         problems.extend(parent_link_problems(quota, catalog))
+        problems.extend(tree_problems(quota, catalog.quotas[parent], subject=quota))
         problems.extend(resource_key_problems(quota, catalog.quotas[parent], subject=quota))
     for parent, children in catalog.children.items():
         owner = catalog.quotas.get(parent)

@@ -132,10 +132,12 @@ def review_quota(
 
 def _same_place(new: Quota, old: Quota) -> bool:
     """The edit leaves what the tree's rules look at as it was: the parent link, `is-parent`,
-    the `namespaces` annotation and the spec (Koordinator checks nothing then either)."""
-    return (new.parent, new.is_parent, new.namespaces, new.min, new.max) == (
+    the tree id, the `namespaces` annotation and the spec (Koordinator checks nothing then
+    either: `quotaFieldsCopy` in its quota_topology_check.go)."""
+    return (new.parent, new.is_parent, new.tree_id, new.namespaces, new.min, new.max) == (
         old.parent,
         old.is_parent,
+        old.tree_id,
         old.namespaces,
         old.min,
         old.max,
@@ -189,6 +191,13 @@ def _change_problems(
         return
     yield from checks.own_problems(new)
     yield from checks.namespace_problems(new, catalog)
+    if old is not None and old.tree_id != new.tree_id:  # Koordinator's checkTreeID
+        yield quota_problem(
+            new,
+            checks.TREE_FIELD,
+            f"cannot change ({checks.tree_id_text(old.tree_id)} -> "
+            f"{checks.tree_id_text(new.tree_id)}): a group stays in the tree it was made in",
+        )
     if not catalog.is_builtin(new.name):
         yield from checks.topology_problems(new, old, catalog)
     if old is not None and old.is_parent and not new.is_parent:

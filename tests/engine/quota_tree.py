@@ -8,6 +8,11 @@ the HTTPS round trip.
     ├── solo        min cpu 10
     └── empty       parent, no children
     koordinator-system-quota, koordinator-default-quota (Koordinator's, without a practical max)
+
+`pool()` adds a second tree, as Koordinator's profile controller makes one for a node pool:
+
+    koordinator-root-quota
+    └── a100        parent, is-root, tree a100, min cpu 100 memory 100Gi   vision (40), speech (20)
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ BUILTIN_NS = "koordinator-system"
 PARENT_LABEL = f"metadata.labels[{P}parent]"
 IS_PARENT_LABEL = f"metadata.labels[{P}is-parent]"
 NAMESPACES = f"metadata.annotations[{P}namespaces]"
+TREE_LABEL = f"metadata.labels[{P}tree-id]"
 
 
 def group(
@@ -85,9 +91,29 @@ def tree() -> list[dict[str, Any]]:
     ]
 
 
+def in_tree(tree_id: str, **labels: str) -> dict[str, str]:
+    """The labels of a group of tree `tree_id`, and `labels`."""
+    return {P + "tree-id": tree_id, **labels}
+
+
+def pool() -> list[dict[str, Any]]:
+    """The second tree above (tree id a100), fresh copies."""
+    return [
+        group(
+            "a100",
+            is_parent=True,
+            min={"cpu": "100", "memory": "100Gi"},
+            labels=in_tree("a100", **{P + "is-root": "true"}),
+        ),
+        group("vision", "vision", parent="a100", min={"cpu": "40"}, labels=in_tree("a100")),
+        group("speech", "speech", parent="a100", min={"cpu": "20"}, labels=in_tree("a100")),
+    ]
+
+
 def existing(name: str) -> dict[str, Any]:
-    """A copy of an object of the tree, as the API server sends it as `oldObject`."""
-    return copy.deepcopy(next(o for o in tree() if o["metadata"]["name"] == name))
+    """A copy of an object of the tree or the pool, as the API server sends it as
+    `oldObject`."""
+    return copy.deepcopy(next(o for o in [*tree(), *pool()] if o["metadata"]["name"] == name))
 
 
 def edited(

@@ -16,10 +16,13 @@ from tests.engine.quota_tree import (
     PARENT_LABEL,
     ROOT,
     SYSTEM,
+    TREE_LABEL,
     catalog,
     edited,
     existing,
     group,
+    in_tree,
+    pool,
     quota,
     tree,
 )
@@ -266,6 +269,136 @@ def test_a_group_where_it_sits_in_the_tree(case, new, old, expected):
     assert problems(checks.topology_problems(quota(new), before, catalog())) == expected
 
 
+IN_ITS_PARENTS_TREE = "a group is in its parent's tree"
+TREE_IDS = [
+    (
+        "a new child in its parent's tree",
+        group("t", parent="a100", min={"cpu": "10"}, labels=in_tree("a100")),
+        None,
+        [],
+    ),
+    (
+        "a new child without its parent's tree id",
+        group("t", parent="a100", min={"cpu": "90"}),
+        None,
+        [  # not also the siblings' min: the rules apply within a tree
+            f"ElasticQuota quotas/t: {TREE_LABEL}: tree id is unset, parent a100's is 'a100': "
+            + IN_ITS_PARENTS_TREE
+        ],
+    ),
+    (
+        "a new child of another tree id than its parent's",
+        group("t", parent="a100", labels=in_tree("v100")),
+        None,
+        [
+            f"ElasticQuota quotas/t: {TREE_LABEL}: tree id is 'v100', parent a100's is 'a100': "
+            + IN_ITS_PARENTS_TREE
+        ],
+    ),
+    (
+        "a new child with a tree id, under a parent of the default tree",
+        group("t", parent="dept-a", labels=in_tree("a100")),
+        None,
+        [
+            f"ElasticQuota quotas/t: {TREE_LABEL}: tree id is 'a100', parent dept-a's is unset: "
+            + IN_ITS_PARENTS_TREE
+        ],
+    ),
+    ("a child of the root with a tree id", group("t", labels=in_tree("v100")), None, []),
+    (
+        "a tree's new root",
+        group("v100", is_parent=True, labels=in_tree("v100", **{P + "is-root": "true"})),
+        None,
+        [],
+    ),
+    (
+        "a move into another tree",
+        edited("web", labels={P + "parent": "a100"}),
+        existing("web"),
+        [
+            f"ElasticQuota web/web: {TREE_LABEL}: tree id is unset, parent a100's is 'a100': "
+            + IN_ITS_PARENTS_TREE
+        ],
+    ),
+    (
+        "a move into another tree, the tree id with it (the review's to deny)",
+        edited("web", labels={P + "parent": "a100", P + "tree-id": "a100"}),
+        existing("web"),
+        [],
+    ),
+    (
+        "a parent whose tree id no longer is its children's",
+        edited("a100", labels={P + "tree-id": None}),
+        existing("a100"),
+        [
+            f"ElasticQuota quotas/a100: {TREE_LABEL}: child speech's tree id is 'a100', parent "
+            f"a100's is unset: {IN_ITS_PARENTS_TREE}",
+            f"ElasticQuota quotas/a100: {TREE_LABEL}: child vision's tree id is 'a100', parent "
+            f"a100's is unset: {IN_ITS_PARENTS_TREE}",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "new", "old", "expected"), TREE_IDS, ids=[c[0] for c in TREE_IDS])
+def test_a_group_in_its_parents_tree(case, new, old, expected):
+    before = None if old is None else quota(old)
+    found = checks.topology_problems(quota(new), before, catalog(*tree(), *pool()))
+    assert problems(found) == expected
+
+
+def koordinator_tree(dept: str, team: str, crew: str) -> list[dict[str, Any]]:
+    """Koordinator's checkTreeID fixture, with these tree ids ("": none): dept (top-level),
+    team under dept, crew under team, each min and max cpu 10 memory 20."""
+    res = {"cpu": "10", "memory": "20"}
+
+    def labels(tree_id: str) -> dict[str, str]:
+        return in_tree(tree_id) if tree_id else {}
+
+    return [
+        group("dept", is_parent=True, min=res, max=res, labels=labels(dept)),
+        group("team", parent="dept", is_parent=True, min=res, max=res, labels=labels(team)),
+        group("crew", parent="team", min=res, max=res, labels=labels(crew)),
+    ]
+
+
+KOORDINATOR_TREE_IDS = [
+    # TestQuotaTopology_checkTreeID, koordinator-sh/koordinator a7a1b76,
+    # pkg/webhook/elasticquota/quota_topology_test.go: team checked, on its creation
+    ("no tree id anywhere", ("", "", ""), []),
+    ("one tree id everywhere", ("tree-1", "tree-1", "tree-1"), []),
+    (
+        "the parent without",
+        ("", "tree-1", "tree-1"),
+        [f"tree id is 'tree-1', parent dept's is unset: {IN_ITS_PARENTS_TREE}"],
+    ),
+    (
+        "the group itself without",
+        ("tree-1", "", "tree-1"),
+        [
+            f"tree id is unset, parent dept's is 'tree-1': {IN_ITS_PARENTS_TREE}",
+            f"child crew's tree id is 'tree-1', parent team's is unset: {IN_ITS_PARENTS_TREE}",
+        ],
+    ),
+    (
+        "the child without",
+        ("tree-1", "tree-1", ""),
+        [f"child crew's tree id is unset, parent team's is 'tree-1': {IN_ITS_PARENTS_TREE}"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "tree_ids", "expected"), KOORDINATOR_TREE_IDS, ids=[c[0] for c in KOORDINATOR_TREE_IDS]
+)
+def test_koordinators_tree_id_cases(case, tree_ids, expected):
+    objects = koordinator_tree(*tree_ids)
+    team = quota(objects[1])
+    found = checks.topology_problems(team, None, catalog(*objects))
+    assert [p.message for p in found] == expected
+    assert {(p.ref, p.field) for p in found} <= {("quotas/team", TREE_LABEL)}
+
+
 def test_the_tree_and_the_checks_word_a_missing_parent_alike():
     """One wording for a broken parent link: the tree adds only what it did about it."""
     orphan = group("t", parent="ghost")
@@ -356,6 +489,38 @@ def test_legal_settings_that_do_not_do_what_they_seem_to(case, raw, expected):
     assert list(checks.quota_warnings(quota(raw), catalog(), capacity)) == expected
 
 
+TOP_LEVEL_PER_TREE = [
+    # the default tree's top-level mins are cpu 160, the a100 tree's 100
+    ("a default-tree group the a100 tree would not leave room for", "", "30", []),
+    (
+        "a default-tree group above the cluster with its tree",
+        "",
+        "50",
+        ["the top-level groups' min cpu 210 exceeds the cluster's 200"],
+    ),
+    (
+        "a top-level group of the a100 tree",
+        "a100",
+        "150",
+        ["the top-level groups' min cpu 250 in tree 'a100' exceeds the cluster's 200"],
+    ),
+    ("a top-level group of a tree of its own", "v100", "150", []),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "tree_id", "cpu", "expected"),
+    TOP_LEVEL_PER_TREE,
+    ids=[c[0] for c in TOP_LEVEL_PER_TREE],
+)
+def test_the_top_level_mins_are_summed_per_tree(case, tree_id, cpu, expected):
+    """Another tree's groups draw on another node pool: they are not summed with the group's."""
+    capacity = {"cpu": 200_000, "memory": 400 * 2**30}
+    raw = group("t", min={"cpu": cpu}, labels=in_tree(tree_id) if tree_id else None)
+    warnings = checks.quota_warnings(quota(raw), catalog(*tree(), *pool()), capacity)
+    assert [w.split(":")[0] for w in warnings] == expected
+
+
 # ------------------------------------------------------------------------- a whole catalog
 
 
@@ -397,6 +562,23 @@ AUDITS = [
             group("b", parent="a", is_parent=True),
         ],
         [],
+    ),
+    ("two trees side by side", [*tree(), *pool()], []),
+    (
+        "a child of another tree than its parent's",
+        [*tree(), *pool(), group("stray", parent="a100", min={"cpu": "10"})],
+        [
+            f"ElasticQuota quotas/stray: {TREE_LABEL}: tree id is unset, parent a100's is "
+            f"'a100': {IN_ITS_PARENTS_TREE}"
+        ],
+    ),
+    (
+        "a child with a tree id under a parent of the default tree",
+        [*tree(), group("stray", parent="dept-b", labels=in_tree("a100"))],
+        [
+            f"ElasticQuota quotas/stray: {TREE_LABEL}: tree id is 'a100', parent dept-b's is "
+            f"unset: {IN_ITS_PARENTS_TREE}"
+        ],
     ),
     (
         "a parent whose children's mins exceed its own",

@@ -193,6 +193,12 @@ DENIED = [
         "ElasticQuota quotas/t: spec.min.cpu: 20 + siblings' 90 exceeds parent dept-a's min 100",
     ),
     (
+        "tree id unlike the parent's",
+        create(quota("t", parent="dept-a", max=RES, labels={P + "tree-id": "a100"})),
+        f"ElasticQuota quotas/t: metadata.labels[{P}tree-id]: tree id is 'a100', parent "
+        "dept-a's is unset: a group is in its parent's tree",
+    ),
+    (
         "name taken elsewhere",
         create(quota("ml", namespace="other", max=RES)),
         "ElasticQuota other/ml: metadata.name: an ElasticQuota named 'ml' already exists in "
@@ -215,6 +221,12 @@ DENIED = [
         update("dept-a", labels={P + "parent": "ml"}),
         f"ElasticQuota quotas/dept-a: metadata.labels[{P}parent]: parent 'ml' is below this "
         "group: a cycle",
+    ),
+    (
+        "tree id added",
+        update("solo", labels={P + "tree-id": "a100"}),
+        f"ElasticQuota quotas/solo: metadata.labels[{P}tree-id]: cannot change (unset -> 'a100'): "
+        "a group stays in the tree it was made in",
     ),
     (
         "raise min past parent",
