@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tests.apiserver import ApiServer, pod_group_crds
 from tests.apiserver.client import JSON, Client
@@ -18,6 +19,7 @@ from tests.apiserver.jobs import Jobs, complete
 from tests.apiserver.standins import Scheduler
 from tests.installation import installed
 from tests.kubectl import Kubectl, Result, rows
+from tests.kubectl_manifests import gang, group, job, write
 from tests.manifests import node
 from tests.waiting import consistently
 
@@ -27,52 +29,12 @@ CALM = 1.0
 """Seconds a waiting gang is watched to stay whole: 20 of the operator's admission rounds."""
 
 
-def group(name: str, cpu: str) -> str:
-    """A namespace and its group (named like it), with room for `cpu`: examples/pod-groups'."""
-    return f"""apiVersion: v1
-kind: Namespace
-metadata: {{name: {name}}}
----
-apiVersion: scheduling.sigs.k8s.io/v1alpha1
-kind: ElasticQuota
-metadata: {{name: {name}, namespace: {name}}}
-spec:
-  min: {{cpu: "{cpu}", memory: 2Gi}}
-  max: {{cpu: "{cpu}", memory: 2Gi}}
-"""
-
-
-def job(name: str, namespace: str, parallelism: int, *, labels: str, annotations: str) -> str:
-    """A Job of 4 completions of 500m pods, `parallelism` at a time, its template carrying the
-    gang's `labels` and `annotations` (YAML flow mappings)."""
-    return f"""apiVersion: batch/v1
-kind: Job
-metadata: {{name: {name}, namespace: {namespace}}}
-spec:
-  parallelism: {parallelism}
-  completions: 4
-  template:
-    metadata:
-      labels: {labels}
-      annotations: {annotations}
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: work
-          image: busybox:1.36
-          command: [sleep, "60"]
-          resources: {{requests: {{cpu: 500m, memory: 256Mi}}}}
-"""
-
-
 class Story:
     def __init__(self, api: ApiServer, client: Client, kubectl: Kubectl, tmp: Path) -> None:
         self.api, self.client, self.kubectl, self.tmp = api, client, kubectl, tmp
 
-    async def apply(self, name: str, text: str) -> None:
-        path = self.tmp / name
-        path.write_text(text)
-        await self.kubectl.run(f"kubectl apply -f {path}")
+    async def apply(self, name: str, *documents: dict[str, Any]) -> None:
+        await self.kubectl.run(f"kubectl apply -f {write(self.tmp, name, *documents)}")
 
     async def pods(
         self,
@@ -196,12 +158,9 @@ async def two_gangs_in_room_for_one_run_one_after_the_other(story: Story) -> Non
 async def a_gang_short_of_its_minimum_waits_for_its_last_member(story: Story) -> None:
     """A Job that makes 3 pods at a time of a gang of minimum 4: none is admitted, though the
     group has room for all of them; its parallelism raised to 4, the fourth makes the gang."""
-    await story.apply("team-b.yaml", group("team-b", "2"))
-    gang = (
-        "{gang.scheduling.koordinator.sh/name: fit, "
-        "gang.scheduling.koordinator.sh/min-available: '4'}"
-    )
-    await story.apply("fit.yaml", job("fit", "team-b", 3, labels="{}", annotations=gang))
+    await story.apply("team-b.yaml", *group("team-b", min_cpu="2", max_cpu="2"))
+    fit = job("fit", "team-b", parallelism=3, completions=4, annotations=gang("fit", 4))
+    await story.apply("fit.yaml", fit)
     await story.pods("team-b", {"fit": [GATED] * 3}, what="three pods gated")
     await story.event(
         "team-b", "fit", r"waiting: gang team-b/fit: [1-3] of its minimum 4 pods exist"
@@ -218,9 +177,11 @@ async def a_gang_short_of_its_minimum_waits_for_its_last_member(story: Story) ->
 async def a_scheduler_plugins_gang_waits_for_its_pod_group(story: Story) -> None:
     """Pods labelled with scheduler-plugins' `scheduling.x-k8s.io/pod-group` wait until the
     operator has seen their PodGroup (created with kubectl after them) and its minMember."""
-    await story.apply("team-c.yaml", group("team-c", "2"))
-    labels = "{scheduling.x-k8s.io/pod-group: tune}"
-    await story.apply("tune.yaml", job("tune", "team-c", 4, labels=labels, annotations="{}"))
+    await story.apply("team-c.yaml", *group("team-c", min_cpu="2", max_cpu="2"))
+    labels = {"scheduling.x-k8s.io/pod-group": "tune"}
+    await story.apply(
+        "tune.yaml", job("tune", "team-c", parallelism=4, completions=4, labels=labels)
+    )
     await story.pods("team-c", {"tune": [GATED] * 4}, what="four pods gated")
     await story.event(
         "team-c",
@@ -231,8 +192,12 @@ async def a_scheduler_plugins_gang_waits_for_its_pod_group(story: Story) -> None
     await story.gated("team-c", "tune", 4)
     await story.apply(
         "pg.yaml",
-        "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
-        "metadata: {name: tune, namespace: team-c}\nspec: {minMember: 4}\n",
+        {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "PodGroup",
+            "metadata": {"name": "tune", "namespace": "team-c"},
+            "spec": {"minMember": 4},
+        },
     )
     await story.pods("team-c", {"tune": [RUNNING] * 4}, what="all four admitted and running")
     # The product only reads PodGroups: nothing is written to its status.

@@ -24,6 +24,7 @@ from tests.apiserver.jobs import Jobs
 from tests.apiserver.standins import Scheduler
 from tests.installation import installed
 from tests.kubectl import Kubectl, rows
+from tests.kubectl_manifests import gang, group, job, pod, write
 from tests.manifests import node
 from tests.waiting import consistently, eventually
 
@@ -36,58 +37,13 @@ SETTINGS = (
 DELAY = 0.5
 
 
-def group(name: str, min_cpu: str) -> str:
-    return f"""apiVersion: v1
-kind: Namespace
-metadata: {{name: {name}}}
----
-apiVersion: scheduling.sigs.k8s.io/v1alpha1
-kind: ElasticQuota
-metadata: {{name: {name}, namespace: {name}}}
-spec:
-  min: {{cpu: "{min_cpu}", memory: 4Gi}}
-  max: {{cpu: "6", memory: 8Gi}}
-"""
-
-
-def pod(name: str, namespace: str, cpu: str) -> str:
-    return f"""apiVersion: v1
-kind: Pod
-metadata: {{name: {name}, namespace: {namespace}}}
-spec:
-  containers:
-    - name: work
-      image: registry.k8s.io/pause:3.10
-      resources: {{requests: {{cpu: "{cpu}", memory: 256Mi}}}}
-"""
-
-
-TRAIN = """apiVersion: batch/v1
-kind: Job
-metadata: {name: train, namespace: borrower}
-spec:
-  parallelism: 4
-  completions: 4
-  template:
-    metadata:
-      annotations:
-        gang.scheduling.koordinator.sh/name: train
-        gang.scheduling.koordinator.sh/min-available: "4"
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: work
-          image: busybox:1.36
-          command: [sleep, "3600"]
-          resources: {requests: {cpu: 500m, memory: 256Mi}}
-"""
-BUDGET = """apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: train, namespace: borrower}
-spec:
-  minAvailable: 4
-  selector: {matchLabels: {job-name: train}}
-"""
+TRAIN = job("train", "borrower", parallelism=4, completions=4, annotations=gang("train", 4))
+BUDGET = {
+    "apiVersion": "policy/v1",
+    "kind": "PodDisruptionBudget",
+    "metadata": {"name": "train", "namespace": "borrower"},
+    "spec": {"minAvailable": 4, "selector": {"matchLabels": {"job-name": "train"}}},
+}
 HELD = '{"status":{"currentHealthy":4,"desiredHealthy":4,"disruptionsAllowed":0,"expectedPods":4}}'
 
 
@@ -125,15 +81,18 @@ async def test_a_gang_is_reclaimed_whole_or_not_at_all(tmp_path: Path):
         kubectl = Kubectl(api, tmp_path / "user")
         evictions = Evictions(api)
 
-        async def apply(name: str, text: str) -> None:
-            (tmp_path / name).write_text(text)
-            await kubectl.run(f"kubectl apply -f {tmp_path / name}")
+        async def apply(name: str, *documents: dict[str, Any]) -> None:
+            await kubectl.run(f"kubectl apply -f {write(tmp_path, name, *documents)}")
 
         try:
             async with installed(api, tmp_path, *SETTINGS) as processes:
                 await scheduler.start()
                 await jobs.start()
-                await apply("groups.yaml", group("lender", "4") + "---\n" + group("borrower", "1"))
+                await apply(
+                    "groups.yaml",
+                    *group("lender", min_cpu="4", max_cpu="6", memory="4Gi"),
+                    *group("borrower", min_cpu="1", max_cpu="6", memory="4Gi"),
+                )
                 # One after the other: `api` starts first.
                 await apply("api.yaml", pod("api", "borrower", "1"))
                 await eventually(lambda: "api" in running(api, "borrower"), what="api runs")

@@ -7,6 +7,7 @@ from tests.apiserver.conftest import PODS
 from tests.apiserver.jobs import Jobs, complete, job_labels
 from tests.apiserver.standins import Deployments, ReplicaSet, Scheduler
 from tests.kubectl import Kubectl, rows
+from tests.kubectl_manifests import job, write
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually
 
@@ -92,20 +93,15 @@ async def test_an_applied_deployment_is_played_by_a_replicaset(api, client, tmp_
         await scheduler.stop()
 
 
-JOB = """apiVersion: batch/v1
-kind: Job
-metadata: {name: etl, namespace: apps}
-spec:
-  parallelism: 2
-  completions: 3
-  template:
-    metadata:
-      labels: {app: etl}
-      annotations: {example.com/note: kept}
-    spec:
-      restartPolicy: Never
-      containers: [{name: work, image: busybox:1.36}]
-"""
+JOB = job(
+    "etl",
+    "apps",
+    parallelism=2,
+    completions=3,
+    cpu=None,
+    labels={"app": "etl"},
+    annotations={"example.com/note": "kept"},
+)
 
 
 async def test_an_applied_job_is_played_until_its_completions(api, client, tmp_path):
@@ -113,8 +109,8 @@ async def test_an_applied_job_is_played_until_its_completions(api, client, tmp_p
     await jobs.start()
     kubectl = Kubectl(api, tmp_path)
     try:
-        (tmp_path / "job.yaml").write_text(JOB)
-        await kubectl.run(f"kubectl apply -f {tmp_path / 'job.yaml'}")
+        manifest = write(tmp_path, "job.yaml", JOB)
+        await kubectl.run(f"kubectl apply -f {manifest}")
         await eventually(lambda: len(api.objects("pods")) == 2, what="two pods (parallelism)")
         job = api.get("jobs", "etl", "apps")
         assert job is not None
@@ -151,7 +147,7 @@ async def test_an_applied_job_is_played_until_its_completions(api, client, tmp_p
         )
         listed = rows((await kubectl.run("kubectl get pods -n apps")).out)
         assert [p["STATUS"] for p in listed] == ["Completed"] * 3
-        await kubectl.run(f"kubectl delete -f {tmp_path / 'job.yaml'}")
+        await kubectl.run(f"kubectl delete -f {manifest}")
         await eventually(lambda: not api.objects("pods"), what="the pods collected")
     finally:
         await jobs.stop()
