@@ -69,20 +69,21 @@ async def test_a_quota_table_follows_the_crds_printer_columns(api, client):
     assert (code, content_type) == (200, "application/json;as=Table;v=v1;g=meta.k8s.io")
     assert table["kind"] == "Table" and table["apiVersion"] == "meta.k8s.io/v1"
     names = [c["name"] for c in table["columnDefinitions"]]
-    assert names == ["Name", "Parent", "Min", "Max", "Runtime", "Used", "Waiting", "Age"]
+    assert names == ["Name", "Parent", "Tree", "Min", "Max", "Runtime", "Used", "Waiting", "Age"]
     assert table["columnDefinitions"][0]["format"] == "name"
     (row,) = table["rows"]
     # Maps print as compact JSON, a missing path is a null cell, the date column is an age.
-    assert row["cells"][:7] == [
+    assert row["cells"][:8] == [
         "team",
         "dept",
+        None,
         '{"cpu":"1"}',
         '{"cpu":"4"}',
         '{"cpu":"2"}',
         None,
         None,
     ]
-    assert row["cells"][7].endswith("s")
+    assert row["cells"][8].endswith("s")
     assert row["object"]["kind"] == "PartialObjectMetadata"
     assert row["object"]["metadata"]["namespace"] == "quotas"
     assert table["metadata"]["resourceVersion"]

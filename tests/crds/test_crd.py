@@ -26,7 +26,7 @@ def test_the_crd_is_compatible_with_koordinator_and_scheduler_plugins():
     version = CRD["spec"]["versions"][0]
     assert version["name"] == "v1alpha1" and version["subresources"] == {"status": {}}
     columns = [c["name"] for c in version["additionalPrinterColumns"]]
-    assert columns == ["Parent", "Min", "Max", "Runtime", "Used", "Waiting", "Age"]
+    assert columns == ["Parent", "Tree", "Min", "Max", "Runtime", "Used", "Waiting", "Age"]
 
 
 def test_every_example_elasticquota_passes_the_schema():
