@@ -101,6 +101,13 @@ def relisting() -> Backoff:
     return Backoff(0.8, 30.0, jitter=(1.0, 2.0))
 
 
+def starting() -> Backoff:
+    """Until a kind's first LIST is in: 0.8 s doubling to 5 s. Nothing is decided before it
+    (readiness waits for it), so a replica started while the API server is away comes up within
+    seconds of the server's return; once listed, `relisting`'s longer pauses spare the server."""
+    return Backoff(0.8, 5.0, jitter=(1.0, 1.25))
+
+
 def unserved() -> Backoff:
     """How often an optional kind the cluster does not serve is asked for again: 5 s doubling
     to 3 min (each pause up to half as long again), so that a CRD installed later is followed
@@ -125,6 +132,7 @@ class Reflector:
         self._url = kind.url(namespace)
         self._page, self._watch_timeout = page, watch_timeout
         self._backoff = backoff or relisting()
+        self._starting = starting()
         self._absent = absent or unserved()
         self.version: str | None = None
         """The last resourceVersion seen (list, event or bookmark); None: list next."""
@@ -152,7 +160,7 @@ class Reflector:
             except (*TRANSPORT_ERRORS, orjson.JSONDecodeError) as error:
                 logger.warning("watching %s broke: %r; listing again", self.kind.name, error)
             self.version = None
-            await self._backoff.sleep()
+            await (self._backoff if self.listed.is_set() else self._starting).sleep()
 
     async def snapshot(self) -> None:
         """One paginated LIST delivered to the sink, for a command that reads the cluster once
