@@ -4,6 +4,7 @@ read."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from eq_engine import keys
 
@@ -88,21 +89,40 @@ async def test_one_replica_writes_and_the_other_takes_over(api, client, tmp_path
                 await replica.stop()
 
 
-async def test_a_stand_by_writes_nothing(api, client, tmp_path):
-    store(api, *tree(), *koordinator_builtins())  # the leader made them
-    store(
-        api,
-        {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {"name": "elastic-quota-operator", "namespace": "koordinator-system"},
-            "spec": {
-                "holderIdentity": "somebody-else",
-                "leaseDurationSeconds": 3600,
-                "renewTime": "2999-01-01T00:00:00.000000Z",
-            },
+def foreign_lease() -> dict[str, Any]:
+    """The Lease as another replica holds it, renewed far into the future."""
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "elastic-quota-operator", "namespace": "koordinator-system"},
+        "spec": {
+            "holderIdentity": "somebody-else",
+            "leaseDurationSeconds": 3600,
+            "renewTime": "2999-01-01T00:00:00.000000Z",
         },
-    )
+    }
+
+
+async def test_a_stand_by_creates_no_built_in_group_and_is_not_ready_without_them(api, tmp_path):
+    store(api, *tree(), foreign_lease())
+    stand_by = await start_operator(tmp_path, api, name="stand-by", probe="/healthz")
+    try:
+        await eventually(
+            lambda: _metric(stand_by, 'group_request{group="team-a",', "16000.0"),
+            what="the stand-by to compute the tree",
+        )
+        missing = "the built-in groups koordinator-root-quota, koordinator-system-quota, "
+        missing += "koordinator-default-quota do not exist yet\n"
+        assert await stand_by.get("/readyz") == (503, missing)
+        await consistently(
+            lambda: api.count("create", "elasticquotas") == 0, seconds=1.0, what="no create"
+        )
+    finally:
+        await stand_by.stop()
+
+
+async def test_a_stand_by_writes_nothing(api, client, tmp_path):
+    store(api, *tree(), *koordinator_builtins(), foreign_lease())  # the leader made the groups
     stand_by = await start_operator(tmp_path, api, name="stand-by")
     try:
         await client.create(pod("late", namespace="team-a", cpu="2"))
