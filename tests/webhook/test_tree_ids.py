@@ -1,7 +1,8 @@
 """The tree-id rules over HTTPS (docs/webhook.md, Tree ids): the webhook's cluster with a
 second tree beside the first, as Koordinator's profile controller makes one for a node pool
 (tests/engine/quota_tree.py's `pool`), and a group created under it while the webhook was down
-without its tree id. The same decisions without the round trip: tests/engine/test_reviews.py."""
+without its tree id. The same decisions without the round trip:
+tests/engine/test_reviews_tree_ids.py."""
 
 from __future__ import annotations
 
