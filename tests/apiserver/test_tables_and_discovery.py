@@ -13,7 +13,7 @@ from tests.apiserver import ApiServer, Config
 from tests.apiserver.conftest import PODS, QUOTAS
 from tests.apiserver.jsonpath import MISSING, first, parse
 from tests.apiserver.resources import load_crd
-from tests.apiserver.tables import human_duration
+from tests.apiserver.table_columns import human_duration
 from tests.kubectl import Kubectl, rows
 from tests.manifests import node, pod, quota
 
