@@ -127,7 +127,7 @@ async def two_gangs_in_room_for_one_run_one_after_the_other(story: Story) -> Non
     )
     first = next(job for job, statuses in found.items() if statuses == [RUNNING] * 4)
     second = next(job for job in found if job != first)
-    await story.waiting("training", "4")
+    await story.waiting("training", "4 (1 gang)")
     seen = await story.event(
         "training",
         second,
@@ -165,7 +165,7 @@ async def a_gang_short_of_its_minimum_waits_for_its_last_member(story: Story) ->
     await story.event(
         "team-b", "fit", r"waiting: gang team-b/fit: [1-3] of its minimum 4 pods exist"
     )
-    await story.waiting("team-b", "3")
+    await story.waiting("team-b", "3 (1 gang)")
     await story.gated("team-b", "fit", 3)
     await story.kubectl.run(
         'kubectl patch job fit -n team-b --type merge -p \'{"spec":{"parallelism":4}}\''

@@ -25,7 +25,7 @@ STRICT_MAX_KEYS: Final = PREFIX + "max-strict-check-resource-keys"  # max must c
 RUNTIME: Final = PREFIX + "runtime"
 REQUEST: Final = PREFIX + "request"
 USED: Final = PREFIX + "used"
-WAITING: Final = PREFIX + "waiting-pods"  # pods held by the admission gate; absent: none
+WAITING: Final = PREFIX + "waiting-pods"  # held by the gate: "4", "8 (2 gangs)"; absent: none
 LAST_RECLAIM: Final = PREFIX + "last-reclaim"  # when the group's last reclaim round began
 
 # Pod labels.

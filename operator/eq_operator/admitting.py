@@ -105,12 +105,16 @@ class Admitter:
             reason, message = "WaitingForQuota", decided.waiting[key]
             await self._events.record(ref, type="Normal", reason=reason, message=message)
         self._told = {key: _cause(why) for key, why in decided.waiting.items()}
+        waiting = {
+            group: _waiting(pods, decided.gangs_waiting_per_group.get(group, 0))
+            for group, pods in decided.waiting_per_group.items()
+        }
         changed = {
             group
-            for group in decided.waiting_per_group.keys() | self._view.waiting.keys()
-            if decided.waiting_per_group.get(group) != self._view.waiting.get(group)
+            for group in waiting.keys() | self._view.waiting.keys()
+            if waiting.get(group) != self._view.waiting.get(group)
         }
-        self._view.waiting = dict(decided.waiting_per_group)
+        self._view.waiting = waiting
         self._metrics.publish_waiting(decided.waiting_per_group, decided.gangs_waiting_per_group)
         return changed
 
@@ -126,6 +130,13 @@ class Admitter:
         for created in first.values():
             self._metrics.gang_wait.observe(max(0.0, time.time() - created))
         self._admitted_gangs |= first.keys()
+
+
+def _waiting(pods: int, gangs: int) -> str:
+    """`4`, or `8 (2 gangs)`: the pods waiting, and the gangs among them."""
+    if not gangs:
+        return str(pods)
+    return f"{pods} ({gangs} gang{'s' if gangs > 1 else ''})"
 
 
 def _cause(why: str) -> str:

@@ -49,14 +49,14 @@ class QuotaFields:
         )
 
     @classmethod
-    def wanted(cls, status: GroupStatus, waiting: int) -> QuotaFields:
-        """What the group's object should hold; `waiting`: its pods behind the admission gate
-        (the annotation is absent while none wait)."""
+    def wanted(cls, status: GroupStatus, waiting: str) -> QuotaFields:
+        """What the group's object should hold; `waiting`: the `waiting-pods` annotation (its
+        pods behind the admission gate; absent while none wait)."""
         runtime = None if status.runtime is None else _json(format_resource_list(status.runtime))
         used = _json(format_resource_list(status.used))
         request = _json(format_resource_list(status.request))
         return cls(
-            annotations=(runtime, request, used, str(waiting) if waiting else None),
+            annotations=(runtime, request, used, waiting or None),
             status_used=used,
         )
 
@@ -93,8 +93,9 @@ class ClusterView:
     touched_quotas: set[str] = field(default_factory=set)
     touched_pods: set[str] = field(default_factory=set)
     """Objects seen on the watch since the last write: their fields are compared again."""
-    waiting: dict[str, int] = field(default_factory=dict)
-    """Group name to its pods behind the admission gate, where any wait."""
+    waiting: dict[str, str] = field(default_factory=dict)
+    """Group name to its pods behind the admission gate, where any wait, as `kubectl get eq`
+    shows them: `4`, or with the gangs among them, `8 (2 gangs)`."""
     reclaim_stamps: dict[str, str] = field(default_factory=dict)
     """Group name to its `last-reclaim` annotation, where it has one (reclaiming.py)."""
 
