@@ -124,7 +124,8 @@ class Writer:
             status = view.engine.status(name)
         except KeyError:
             status = None  # the group went away since
-        wanted = None if status is None else QuotaFields.wanted(status, view.waiting.get(name, 0))
+        waiting = view.waiting.get(name, "")
+        wanted = None if status is None else QuotaFields.wanted(status, waiting)
         if ref is None or seen is None or wanted is None or wanted == seen:
             return None  # right already, or no object to write to (it may come: the watch says)
         return self._write_group(queue, name, ref.namespace, wanted, seen)
