@@ -6,8 +6,9 @@ repeats them.
 - `kube`: raw JSON requests to the API server (`Http`), a LIST a page at a time (`pages`),
   what a failed request raises (`ApiError`, `TRANSPORT_ERRORS`), the merge-patch type.
 - `backoff`: the one backoff (`Backoff`), for anything tried again after a failure.
-- `throttling`: the client-side token bucket and the rate-limited work queue.
-- `workers`: workers over work queues (`Pool`).
+- `throttling`: the client-side token bucket (its waiters served by rank) and the rate-limited
+  work queue.
+- `workers`: workers over work queues (`Pool`), taking a token of a budget before a key.
 - `probes`: /healthz, /readyz and /metrics.
 
 No rules, no engine: the edges import it, it imports none of them nor the engine.

@@ -1,27 +1,70 @@
-"""Pacing writes to the API server: client-go's token bucket, and its rate-limited work queue.
+"""Pacing writes to the API server: client-go's token bucket, its waiters served by rank, and
+client-go's rate-limited work queue.
 
 client-go paces every client with `flowcontrol.NewTokenBucketRateLimiter(qps, burst)`: a burst
 of `burst` requests goes at once, then `qps` per second. API Priority and Fairness protects the
-server too, but a client that floods it only gets 429s and crowds out its neighbours.
+server too, but a client that floods it only gets 429s and crowds out its neighbours. client-go
+serves its waiters first come, first served; here each waiter has a rank, so that a client
+whose writes outnumber its budget spends the budget on what matters first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
+import contextvars
 import heapq
 import itertools
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from .backoff import Backoff
+
+Rank = int | Callable[[], int]
+"""Where a waiter stands: the lower, the sooner served (0 first). A callable is asked again
+each time a token is handed out (and at `review`): a worker's rank follows the work it would
+take at that moment."""
+
+LAST = sys.maxsize
+"""The rank a callable gives when its waiter has nothing to send any more: it leaves without a
+token."""
+
+
+@dataclass(slots=True, eq=False)
+class _Held:
+    """A token taken before its task knew what it would send; spent once, by whichever request
+    comes first (a task started meanwhile shares it: it is not spent twice)."""
+
+    bucket: TokenBucket
+    spent: bool = False
+
+
+_HELD: contextvars.ContextVar[_Held | None] = contextvars.ContextVar(
+    "eq_kit.throttling.held", default=None
+)
+
+
+@dataclass(slots=True, eq=False)
+class _Waiter:
+    rank: Rank
+    granted: asyncio.Future[bool]
+
+    def now(self) -> int:
+        return self.rank() if callable(self.rank) else self.rank
 
 
 class TokenBucket:
     """`qps` tokens a second, up to `burst` saved; `qps <= 0`: no limit.
 
-    Waiters reserve their token as they arrive (the balance may go negative), so they are
-    served in order, as Go's `rate.Limiter` serves them."""
+    A request takes a token at once while none waits. Otherwise it waits, and each token, as it
+    comes, goes to the waiter of the lowest rank, the first come among equals: a waiter of rank
+    0 (the default) gets the next token however many of rank 1 wait, and those of rank 1 get
+    what rank 0 leaves. Nothing is reserved ahead (Go's `rate.Limiter` lets waiters book the
+    tokens to come, which would fix the order as they arrive). The waiters are few (one per
+    worker of a `Pool`, one per other task that writes), so each token looks at all of them."""
 
     def __init__(
         self, qps: float, burst: int, *, clock: Callable[[], float] = time.monotonic
@@ -30,24 +73,114 @@ class TokenBucket:
         self._clock = clock
         self._tokens = float(self.burst)
         self._stamp = clock()
+        self._waiters: list[_Waiter] = []  # in the order they came
+        self._dispenser: asyncio.Task[None] | None = None
         self.waited = 0.0
         """Seconds spent waiting for tokens in all, for the metrics."""
 
-    def reserve(self) -> float:
-        """Take a token; the seconds to wait before using it."""
-        if self.qps <= 0:
-            return 0.0
-        now = self._clock()
-        self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.qps)
-        self._stamp = now
-        self._tokens -= 1.0
-        return 0.0 if self._tokens >= 0 else -self._tokens / self.qps
+    @property
+    def waiting(self) -> int:
+        """How many wait for a token now."""
+        return len(self._waiters)
 
-    async def acquire(self) -> None:
-        delay = self.reserve()
-        if delay > 0:
-            self.waited += delay
-            await asyncio.sleep(delay)
+    async def acquire(self, rank: Rank = 0) -> bool:
+        """Take a token, waiting behind every waiter of a lower rank; a token this task holds
+        already (`holding`) is spent instead. False if `rank` said LAST before a token came:
+        none was taken."""
+        held = _HELD.get()
+        if held is not None and held.bucket is self and not held.spent:
+            held.spent = True
+            return True
+        if self.qps <= 0:
+            return True
+        self._refill()
+        if not self._waiters and self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        waiter = _Waiter(rank, asyncio.get_running_loop().create_future())
+        self._waiters.append(waiter)
+        started = self._clock()
+        try:
+            self._hand_out()
+            return await waiter.granted
+        except asyncio.CancelledError:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+                if not self._waiters and self._dispenser is not None:
+                    self._dispenser.cancel()  # nobody left to wait for
+                    self._dispenser = None
+            elif not waiter.granted.cancelled() and waiter.granted.result():
+                self.refund()  # handed out as the task was cancelled: not spent
+            raise
+        finally:
+            self.waited += self._clock() - started
+
+    def review(self) -> None:
+        """The ranks may have changed (a worker took a key others waited for): the waiters
+        whose rank is now LAST leave, without a token."""
+        for waiter in [w for w in self._waiters if w.now() == LAST]:
+            self._waiters.remove(waiter)
+            if not waiter.granted.done():
+                waiter.granted.set_result(False)
+
+    def refund(self) -> None:
+        """Give back a token taken and not spent: the first waiter in rank has it at once."""
+        if self.qps <= 0:
+            return
+        self._refill()
+        self._tokens = min(self.burst, self._tokens + 1.0)
+        self._hand_out()
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """Within, the current task holds a token it took already (`acquire`): its next
+        `acquire` of this bucket spends it instead of waiting. One not spent by the end is
+        given back (`refund`).
+
+        A worker takes its token before it takes a key, so the key is chosen, and compared,
+        when the token comes: the work that matters most then, as it is then."""
+        held = _Held(self)
+        outer = _HELD.set(held)
+        try:
+            yield
+        finally:
+            _HELD.reset(outer)
+            if not held.spent:
+                self.refund()
+
+    def _refill(self) -> None:
+        now = self._clock()
+        self._tokens = min(self.burst, self._tokens + max(0.0, now - self._stamp) * self.qps)
+        self._stamp = now
+
+    def _hand_out(self) -> None:
+        """Each whole token to the waiter of the lowest rank now; while some still wait, the
+        dispenser sleeps until the next token."""
+        self._grant()
+        if self._waiters and self._dispenser is None:
+            self._dispenser = asyncio.get_running_loop().create_task(self._dispense())
+
+    def _grant(self) -> None:
+        self._refill()
+        while self._waiters and self._tokens >= 1:
+            waiter = min(self._waiters, key=_Waiter.now)  # the first of the lowest rank
+            if waiter.now() == LAST:
+                self.review()  # only those with nothing to send are left
+                break
+            self._waiters.remove(waiter)
+            if not waiter.granted.done():  # not cancelled meanwhile
+                self._tokens -= 1
+                waiter.granted.set_result(True)
+
+    async def _dispense(self) -> None:
+        """Until nobody waits: sleep until the next token comes, and hand it out."""
+        try:
+            while self._waiters:
+                await asyncio.sleep(max(0.0, 1.0 - self._tokens) / self.qps)
+                self._grant()
+        finally:
+            if self._dispenser is asyncio.current_task():
+                self._dispenser = None
 
 
 class WorkQueue:
@@ -117,14 +250,18 @@ class WorkQueue:
         """When the first key waiting out its backoff comes due (None: none waits)."""
         return self._waiting[0][0] if self._waiting else None
 
-    def take(self) -> str | None:
-        """The next key due now, handed out once; None if none is."""
+    def due(self) -> bool:
+        """Whether a key is due now (`take` would hand one out)."""
         now, waiting = self._clock(), self._waiting
         while waiting and waiting[0][0] <= now:
             _, _, key, backoff = heapq.heappop(waiting)
             if self.pending.get(key) is backoff:  # not done or put back since
                 self._ready[key] = None
-        if not self._ready:
+        return bool(self._ready)
+
+    def take(self) -> str | None:
+        """The next key due now, handed out once; None if none is."""
+        if not self.due():
             return None
         key = self._ready.popitem(last=False)[0]
         self._taken.add(key)

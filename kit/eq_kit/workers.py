@@ -2,13 +2,20 @@
 a key that is due, does what the key needs, and gives it back; with nothing due, it rests until
 keys are added (`wake`) or the next backoff ends.
 
-Work comes in lanes (`Lane`: a name, a `WorkQueue` and what a key of it needs), and each worker
-serves the lanes it was given in its order of preference, taking from the first with a key due:
-so one kind of work is never starved by a burst of another. A key is in one worker's hands at a
-time, and one slow key holds up no other. An exception from the work (a bug) is handed to
-`crashed` and the worker goes on; a bug in the pool itself stops all of its workers, and is
-logged. A `hold` (a `Backoff`, say of a server that did not answer) stops all taking until it
-is due.
+Work comes in lanes (`Lane`: a name, a `WorkQueue`, what a key of it needs, and a rank), and
+each worker serves the lanes it was given in its order of preference, taking from the first
+with a key due: so one kind of work is never starved by a burst of another. A key is in one
+worker's hands at a time, and one slow key holds up no other. An exception from the work (a
+bug) is handed to `crashed` and the worker goes on; a bug in the pool itself stops all of its
+workers, and is logged. A `hold` (a `Backoff`, say of a server that did not answer) stops all
+taking until it is due.
+
+With a `budget` (a `TokenBucket`), a worker takes its token before it takes a key: it waits at
+the rank of the lane it would take from (asked again as each token is handed out), and once it
+has the token takes the first key due *then*, whose first request spends that token (a token
+for keys that turn out to need nothing goes back). So the keys wait in their queues, not in the
+workers' hands: a key of a better lane (a lower rank) that comes while every worker waits goes
+out at the next token, and a key added again while it waits is looked at once, as it is then.
 
 It knows nothing of what the work is, and makes no request of its own.
 """
@@ -21,7 +28,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .backoff import Backoff
-from .throttling import WorkQueue
+from .throttling import LAST, TokenBucket, WorkQueue
 
 logger = logging.getLogger("eq_kit.workers")
 
@@ -41,11 +48,13 @@ woken before. With no backoff running it rests until woken."""
 
 @dataclass(frozen=True, slots=True)
 class Lane:
-    """One kind of work: its name (for the logs), its queue, and what a key of it needs."""
+    """One kind of work: its name (for the logs), its queue, what a key of it needs, and its
+    rank for the budget (`TokenBucket`: the lower, the sooner)."""
 
     name: str
     queue: WorkQueue
     work: Work
+    rank: int = 0
 
 
 class Pool:
@@ -59,9 +68,11 @@ class Pool:
         clock: Callable[[], float],
         crashed: Crashed,
         hold: Backoff | None = None,
+        budget: TokenBucket | None = None,
     ) -> None:
         self.name = name
         self._clock, self._crashed, self._hold = clock, crashed, hold
+        self._budget = budget if budget is not None and budget.qps > 0 else None
         self._run: asyncio.Task[None] | None = None
         self._workers = 0
         self._resting = 0
@@ -113,25 +124,44 @@ class Pool:
                 group.create_task(self._work(lanes))
 
     async def _work(self, lanes: tuple[Lane, ...]) -> None:
-        """Do what a key of the first lane with one due needs, one key at a time; with none
-        due, rest."""
+        """Do what a key of the first lane with one due needs, one key at a time, each after
+        a token of the budget; with none due, rest."""
+        budget = self._budget
         while True:
-            taken = self._take(lanes)
-            if taken is None:
+            if self._rank(lanes) == LAST:
                 await self._rest(lanes)
-                continue
+            elif budget is None:
+                await self._one(lanes, LAST)
+            elif await budget.acquire(lambda: self._rank(lanes)):
+                with budget.holding():  # spent by the first request, else given back
+                    await self._one(lanes, self._rank(lanes))
+
+    def _rank(self, lanes: Iterable[Lane]) -> int:
+        """The rank of the first lane with a key due now; LAST if none is, or while held."""
+        if self._hold is not None and not self._hold.due(self._clock()):
+            return LAST
+        for lane in lanes:
+            if lane.queue.due():
+                return lane.rank
+        return LAST
+
+    async def _one(self, lanes: tuple[Lane, ...], rank: int) -> None:
+        """Do what the first key due needs; keys that need nothing are done on the way, until
+        what is left ranks after `rank` (the token was handed out for better: it goes back)."""
+        while self._rank(lanes) <= rank and (taken := self._take(lanes)) is not None:
             lane, key = taken
             queue = lane.queue
             try:
                 work = lane.work(queue, key)
                 if work is None:
                     queue.done(key)
-                else:
-                    await work
+                    continue
+                await work
             except Exception as error:  # a bug must not stop the other keys
                 self._crashed(lane.name, queue, key, error)
             finally:
                 queue.release(key)  # not given back (cancelled, say): ready again
+            return
 
     def _take(self, lanes: Iterable[Lane]) -> tuple[Lane, str] | None:
         """The first lane with a key due now, and that key; None while held."""
@@ -140,6 +170,8 @@ class Pool:
         for lane in lanes:
             key = lane.queue.take()
             if key is not None:
+                if self._budget is not None:
+                    self._budget.review()  # the workers that waited only for it leave
                 return lane, key
         return None
 
