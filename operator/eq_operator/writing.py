@@ -19,12 +19,17 @@ loop goes on recomputing: what it wants meanwhile joins the same run, and each o
 compared when a worker takes it, so a write carries what the engine wants at that moment. An
 object leaves the pending set only when a comparison finds it right, never merely because a
 write went through. They go through the client-side token bucket (`--api-qps`, `--api-burst`),
-as raw JSON (no client models). Each answered request counts as progress (`progress`), which
-the liveness probe reads: a long burst of writes is work, not a hung loop.
+as raw JSON (no client models), served by rank (`Rank`) when they wait for it: what the loop
+awaits first, then the groups' numbers, then the pods' labels. A worker takes its token before
+it takes an object, so objects wait in their queues, not in the workers' hands: a group that
+changes while every worker waits goes out at the next token, once, as the engine wants it then.
+Each answered request counts as progress (`progress`), which the liveness probe reads: a long
+burst of writes is work, not a hung loop.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -41,6 +46,24 @@ from . import patches
 from .logs import logger
 from .metrics import Metrics
 from .view import ClusterView, QuotaFields
+
+
+class Rank(enum.IntEnum):
+    """Who goes first when writes wait for the budget (`--api-qps`, `TokenBucket`): the lower
+    the number, the sooner. Each rank gets only the tokens the ranks before it leave: under a
+    budget smaller than the writes wanted, the labels wait while groups have writes due."""
+
+    LOOP = 0
+    """What the loop awaits before it goes on (the bucket's default rank, so the callers
+    outside this module need not name it): a pod's admission gate lifted, Events, evictions
+    and the reclaim stamp, the built-in groups created. Each is bounded by its own pacing
+    (admission, Events' aggregation, `--max-evictions` per `--reclaim-delay`), and while the
+    loop waits it recomputes nothing: behind the groups' writes it would leave them stale."""
+    GROUPS = 1
+    """A group's annotations and `status.used`: what users and schedulers read. At most one
+    write of a group is in flight, so their share is bounded by the groups that change."""
+    LABELS = 2
+    """Pods' capacity labels: as many as the pods, they get what the rest leaves."""
 
 
 class Gone(Exception):
@@ -72,7 +95,13 @@ class Writer:
         """Whether the CRD serves `/status` (discovery says); None: ask before the next write."""
         self.progress = time.monotonic()
         """When a write was last answered."""
-        self._pool = Pool("writers", clock=clock, crashed=self._crashed, hold=self._unreachable)
+        self._pool = Pool(
+            "writers",
+            clock=clock,
+            crashed=self._crashed,
+            hold=self._unreachable,
+            budget=limiter,
+        )
 
     def _queue(self) -> WorkQueue:
         return WorkQueue(FIRST_RETRY, LAST_RETRY, self._clock)
@@ -96,12 +125,12 @@ class Writer:
     def start(self) -> None:
         """Start the workers unless they run; they stay, waiting for work, until `clear`.
         A quarter take groups first and the rest pods first, each the other kind when its own
-        has nothing due: a burst of label writes never holds the groups' numbers back, and
-        under load a group's changes wait and go out in one write."""
+        has nothing due: without a budget, a burst of label writes never takes every worker
+        from the groups; with one, the groups also go first for the tokens (`Rank`)."""
         if self._pool.running:
             return
-        groups = Lane("ElasticQuota", self.groups, self._group_write)
-        pods = Lane("Pod", self.pods, self._pod_write)
+        groups = Lane("ElasticQuota", self.groups, self._group_write, Rank.GROUPS)
+        pods = Lane("Pod", self.pods, self._pod_write, Rank.LABELS)
         for_groups = min(self._workers - 1, max(1, self._workers // 4))
         self._pool.start(
             [((groups, pods), for_groups), ((pods, groups), self._workers - for_groups)]
@@ -156,7 +185,7 @@ class Writer:
         await self._attempt("ElasticQuota", name, queue, write)
 
     async def _patch(self, path: str, patch: Mapping[str, Any]) -> QuotaFields:
-        return QuotaFields.of(await self._send("PATCH", path, patch))
+        return QuotaFields.of(await self._send("PATCH", path, patch, Rank.GROUPS))
 
     async def _write_status(self, path: str, wanted: QuotaFields, seen: QuotaFields) -> QuotaFields:
         """`status.used` as wanted, resources no longer used removed."""
@@ -178,7 +207,8 @@ class Writer:
         return written
 
     async def _serves_status(self) -> bool:
-        await self._limiter.acquire()
+        """Whether the CRD serves `/status`: a read, once (and after a 404 there), not paced by
+        the budget, as the caches' reads are not."""
         listed = await self._http.get_json(f"/apis/{QUOTAS.group}/{QUOTAS.version}", {})
         names = {resource.get("name") for resource in listed.get("resources") or ()}
         return f"{QUOTAS.plural}/status" in names
@@ -191,7 +221,7 @@ class Writer:
         path = f"{PODS.url(pod.namespace)}/{pod.name}"
 
         async def write() -> None:
-            await self._send("PATCH", path, patch)
+            await self._send("PATCH", path, patch, Rank.LOOP)
 
         return await self._attempt("Pod", pod.key, None, write)
 
@@ -200,7 +230,7 @@ class Writer:
         patch = patches.capacity_label(label)
 
         async def write() -> None:
-            body = await self._send("PATCH", f"{PODS.url(namespace)}/{name}", patch)
+            body = await self._send("PATCH", f"{PODS.url(namespace)}/{name}", patch, Rank.LABELS)
             held = patches.held_label(body)
             if key in self._view.pod_labels:  # not deleted meanwhile
                 self._view.pod_labels[key] = held
@@ -209,8 +239,8 @@ class Writer:
 
         await self._attempt("Pod", key, queue, write)
 
-    async def _send(self, method: str, path: str, body: Any) -> dict[str, Any]:
-        await self._limiter.acquire()
+    async def _send(self, method: str, path: str, body: Any, rank: Rank) -> dict[str, Any]:
+        await self._limiter.acquire(rank)
         try:
             answer = await self._http.send(method, path, body, content_type=MERGE)
         except ApiError as error:

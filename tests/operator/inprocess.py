@@ -106,8 +106,7 @@ async def in_process(
     settings = OperatorSettings(
         reclaim=reclaim or ReclaimSettings(enabled=False),
         batch_interval=0.02,
-        api_qps=0,
-        **options,
+        **{"api_qps": 0, **options},  # no budget unless the test sets one
     )
     configuration = client.Configuration(host=api.url)
     configuration.api_key = {"authorization": "Bearer admin"}
@@ -116,7 +115,7 @@ async def in_process(
         view = ClusterView(QuotaEngine(settings.engine or EngineConfig()))
         metrics = Metrics()
         metrics.groups = view.engine.statuses
-        limiter = TokenBucket(settings.api_qps, settings.api_burst)
+        limiter = TokenBucket(settings.api_qps, settings.api_burst, clock=clock)
         events = Recorder(http, limiter, clock=clock)
         reclaim = cluster(http, limiter)
         reclaimer = Reclaimer(view, reclaim, events, settings.reclaim, metrics, clock=clock)

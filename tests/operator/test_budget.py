@@ -1,0 +1,110 @@
+"""The write budget (`--api-qps`, `--api-burst`) spent on the groups' numbers first.
+
+The operator's modules run in-process (tests/operator/inprocess.py) against the emulated API
+server with a budget of 5 writes a second and a burst of 1, on a clock that moves only when the
+test moves it: each step of 0.25 s brings exactly one token. Hundreds of pods need their
+capacity label; what the emulator received, and in what order, is read from its request counts
+between two steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+from eq_engine import keys
+
+from tests.apiserver import ApiServer
+from tests.manifests import node, pod, quota
+from tests.operator.inprocess import InProcess, Manual, in_process
+from tests.operator.test_accounting import actual_groups, expected
+from tests.waiting import eventually
+
+PODS = 300
+STEP = 0.25
+"""Seconds of the test's clock that bring one token (5 a second, at most 1 saved)."""
+
+
+def cluster() -> list[dict[str, Any]]:
+    return [
+        quota("team", namespace="apps", min={"cpu": 100}, max={"cpu": 400}),
+        node("n1", cpu="400"),
+        *(pod(f"p{i:03d}", cpu="1") for i in range(PODS)),
+    ]
+
+
+def group_right(api: ApiServer) -> bool:
+    return actual_groups(api)["team"] == expected(api)[0]["team"]
+
+
+def label_writes(api: ApiServer) -> int:
+    return api.count("patch", "pods")
+
+
+def group_writes(api: ApiServer) -> tuple[int, int]:
+    """The group's annotation writes and its status writes."""
+    return api.count("patch", "elasticquotas"), api.count("patch", "elasticquotas", "status")
+
+
+class Budget:
+    """The operator on `cluster()`, its clock, and one token at a time."""
+
+    def __init__(self, api: ApiServer, op: InProcess, clock: Manual) -> None:
+        self.api, self.op, self.clock = api, op, clock
+
+    async def token(self, *, until: Any, what: str) -> None:
+        """One more token; then wait until `until` holds."""
+        self.clock.now += STEP
+        await eventually(until, what=what)
+
+    async def delete(self, name: str) -> None:
+        """Delete a pod, and let the operator see it and recompute (without writing: no
+        token comes meanwhile)."""
+        self.api.storage.remove(self.api.catalog.named("pods"), f"apps/{name}")
+        await eventually(lambda: f"apps/{name}" not in self.op.view.pod_labels, what="the watch")
+        await self.op.loop.step()
+
+
+@contextlib.asynccontextmanager
+async def budget() -> AsyncIterator[Budget]:
+    """Every worker waiting for a token, with the group right and its labels pending."""
+    api, clock = ApiServer(), Manual()
+    api.seed(*cluster())
+    async with api, in_process(api, clock=clock, api_qps=5, api_burst=1) as op:
+        await op.loop.step()  # the group and every pod wanted; the burst's token goes at once
+        state = Budget(api, op, clock)
+        await eventually(lambda: sum(group_writes(api)) == 1, what="the burst")
+        # At a first install the group's numbers go before any label.
+        await state.token(until=lambda: group_right(api), what="the group's status.used")
+        assert group_writes(api) == (1, 1) and label_writes(api) == 0
+        for written in (1, 2, 3):
+            await state.token(until=lambda n=written: label_writes(api) == n, what="a label")
+        yield state
+
+
+async def test_a_group_change_is_written_before_the_labels_queued_ahead_of_it() -> None:
+    async with budget() as state:
+        api = state.api
+        await state.delete("p000")
+        assert not group_right(api) and label_writes(api) == 3
+        labels = label_writes(api)
+        await state.token(until=lambda: group_writes(api)[0] == 2, what="the group's annotations")
+        await state.token(until=lambda: group_right(api), what="the group's status.used")
+        assert label_writes(api) == labels  # the labels queued before it wait
+        pending = [k for k, label in state.op.view.pod_labels.items() if label is None]
+        assert len(pending) == PODS - labels  # p000 was labelled before it went
+        await state.token(until=lambda: label_writes(api) == labels + 1, what="the labels")
+
+
+async def test_a_group_changed_while_it_waits_is_written_once_as_it_is_then() -> None:
+    async with budget() as state:
+        api = state.api
+        before = group_writes(api)
+        for i in range(5):
+            await state.delete(f"p{i:03d}")
+        assert group_writes(api) == before  # no token came: nothing written meanwhile
+        await state.token(until=lambda: group_writes(api)[0] > before[0], what="a group write")
+        await state.token(until=lambda: group_right(api), what="the group's status.used")
+        assert group_writes(api) == (before[0] + 1, before[1] + 1)
+        assert actual_groups(api)["team"][keys.USED] == {"cpu": str(PODS - 5)}
