@@ -143,7 +143,7 @@ async def test_a_gang_is_reclaimed_whole_or_not_at_all(tmp_path: Path):
                     lambda: len(evictions.names) == 5, seconds=2 * DELAY, what="no more"
                 )
                 (eq,) = rows((await kubectl.run("kubectl get eq borrower -n borrower")).out)
-                assert eq["WAITING"] == "4" and '"cpu":"1"' in eq["USED"], eq
+                assert eq["WAITING"] == "4 (1 gang)" and '"cpu":"1"' in eq["USED"], eq
                 reclaimed = await kubectl.run(
                     "kubectl get events -n borrower --field-selector reason=Reclaimed"
                 )
