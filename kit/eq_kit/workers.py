@@ -128,10 +128,11 @@ class Pool:
         a token of the budget; with none due, rest."""
         budget = self._budget
         while True:
-            if self._rank(lanes) == LAST:
+            if budget is None:
+                if not await self._one(lanes, LAST):
+                    await self._rest(lanes)
+            elif self._rank(lanes) == LAST:
                 await self._rest(lanes)
-            elif budget is None:
-                await self._one(lanes, LAST)
             elif await budget.acquire(lambda: self._rank(lanes)):
                 with budget.holding():  # spent by the first request, else given back
                     await self._one(lanes, self._rank(lanes))
@@ -145,10 +146,15 @@ class Pool:
                 return lane.rank
         return LAST
 
-    async def _one(self, lanes: tuple[Lane, ...], rank: int) -> None:
+    async def _one(self, lanes: tuple[Lane, ...], rank: int) -> bool:
         """Do what the first key due needs; keys that need nothing are done on the way, until
-        what is left ranks after `rank` (the token was handed out for better: it goes back)."""
-        while self._rank(lanes) <= rank and (taken := self._take(lanes)) is not None:
+        what is left ranks after `rank` (the token was handed out for better: it goes back).
+        Whether a key was taken."""
+        took = False
+        while (rank == LAST or self._rank(lanes) <= rank) and (
+            taken := self._take(lanes)
+        ) is not None:
+            took = True
             lane, key = taken
             queue = lane.queue
             try:
@@ -161,7 +167,8 @@ class Pool:
                 self._crashed(lane.name, queue, key, error)
             finally:
                 queue.release(key)  # not given back (cancelled, say): ready again
-            return
+            break
+        return took
 
     def _take(self, lanes: Iterable[Lane]) -> tuple[Lane, str] | None:
         """The first lane with a key due now, and that key; None while held."""
