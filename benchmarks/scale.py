@@ -171,6 +171,25 @@ def rss_mib(pid: int, field: str = "VmRSS") -> float:
     return 0.0
 
 
+def start(url: str, scratch: Path, *flags: str) -> tuple[subprocess.Popen[bytes], str]:
+    """The real operator process against the emulator at `url` (its kubeconfig written in
+    `scratch`), with `flags` besides its defaults; and the URL of its probes."""
+    kubeconfig = write_kubeconfig(scratch / "kubeconfig", url)
+    probe = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "eq_cli.main",
+            "operator",
+            *("--kubeconfig", str(kubeconfig), "--probe-port", str(probe)),
+            *("--identity", "bench", "--log-level", "warning", *flags),
+        ],
+        env={**os.environ, "PYTHONPATH": PYTHONPATH},
+    )
+    return process, f"http://127.0.0.1:{probe}"
+
+
 async def ready(url: str, process: subprocess.Popen[bytes], timeout: float) -> float:
     deadline = time.time() + timeout
     async with aiohttp.ClientSession() as session:
@@ -198,22 +217,10 @@ async def run(pods: int, churn_rate: float, *, last: bool) -> dict[str, Any]:
     receive.send((want, labelled))
     result: dict[str, Any] = {"pods": pods}
     with tempfile.TemporaryDirectory() as scratch:
-        kubeconfig = write_kubeconfig(Path(scratch) / "kubeconfig", url)
-        probe = free_port()
         started = time.time()
-        operator = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "eq_cli.main",
-                "operator",
-                *("--kubeconfig", str(kubeconfig), "--probe-port", str(probe)),
-                *("--identity", "bench", "--api-qps", "0", "--log-level", "warning"),
-            ],
-            env={**os.environ, "PYTHONPATH": PYTHONPATH},
-        )
+        operator, probes = start(url, Path(scratch), "--api-qps", "0")
         try:
-            ready_at = await ready(f"http://127.0.0.1:{probe}", operator, timeout=600)
+            ready_at = await ready(probes, operator, timeout=600)
             result["ready"] = ready_at - started
             result["cpu_ready"] = process_cpu(operator.pid)
             result["rss_ready"] = rss_mib(operator.pid)
