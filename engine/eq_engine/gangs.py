@@ -19,6 +19,7 @@ A gang is named by its source and `namespace/name`: the same name in two forms i
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -134,14 +135,16 @@ def _key(source: str, namespace: str, name: str) -> str:
     return sys.intern(f"{source}:{namespace}/{name}")
 
 
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+
+
 def _minimum(field: str, text: str | None) -> tuple[int | None, str | None]:
     """A minimum as Koordinator and the PodGroup APIs mean it: a whole number, at least 1."""
     if text is None or text == "":
         return None, f"{field}: missing; expected the gang's minimum number of pods"
-    try:
-        value = int(text, 10)
-    except ValueError:
+    if not _WHOLE.fullmatch(text) or not -(2**31) <= int(text) < 2**31:  # Go's ParseInt(s, 10, 32)
         return None, f"{field}: {text!r} is not a whole number of pods"
+    value = int(text)
     if value < 1:
         return None, f"{field}: {value}; expected at least 1 pod"
     return value, None

@@ -96,6 +96,9 @@ def test_members_of_an_admitted_gang_go_as_single_pods():
     ("minimum", "problem"),
     [
         ("four", "'four' is not a whole number of pods"),
+        (" 4", "' 4' is not a whole number of pods"),
+        ("1_0", "'1_0' is not a whole number of pods"),
+        ("2147483648", "'2147483648' is not a whole number of pods"),
         ("0", "0; expected at least 1 pod"),
         (None, "missing; expected the gang's minimum number of pods"),
     ],
