@@ -64,7 +64,7 @@ async def read_cluster(kubeconfig: str | None) -> Objects:
     caches list them, and the PodGroups of each API where the cluster serves it (the kit's
     optional kinds: a LIST answered 404, a PodGroup CRD not installed, is none). A 403 on the
     budgets or the PodGroups is a note, not a failure: the engine judges without them."""
-    from eq_kit.caching import DISRUPTION_BUDGETS, NODES, PODS, QUOTAS, Kind, Reflector
+    from eq_kit.caching import DISRUPTION_BUDGETS, NODES, PODS, QUOTAS, Kind, Reflector, pod_groups
     from eq_kit.kube import ApiError, Http
 
     from .kubeclient import connect
@@ -72,8 +72,8 @@ async def read_cluster(kubeconfig: str | None) -> Objects:
     required = (QUOTAS, PODS, NODES)
     kinds: list[tuple[Kind, Parser]] = [(kind, PARSERS[kind.name]) for kind in required]
     kinds.append((DISRUPTION_BUDGETS, parse_disruption_budget))
-    for form in POD_GROUP_KINDS:  # named as the operator names them: they share a plural
-        kind = Kind(f"PodGroup.{form.group}", form.group, form.version, "podgroups", True, True)
+    for form in POD_GROUP_KINDS:
+        kind = pod_groups(form.group, form.version)
         kinds.append((kind, functools.partial(parse_pod_group, form)))
     api = await connect(kubeconfig, "kubectl-eq")
     objects = Objects()

@@ -70,6 +70,13 @@ class Kind:
         return f"{prefix}/namespaces/{namespace}/{plural}"
 
 
+def pod_groups(group: str, version: str) -> Kind:
+    """A PodGroup API (several exist, `eq_engine.gangs.POD_GROUP_KINDS`): optional, named
+    `PodGroup.<group>` (as kubectl takes it) in logs and metrics, since they share a kind and a
+    plural."""
+    return Kind(f"PodGroup.{group}", group, version, "podgroups", True, optional=True)
+
+
 QUOTAS = Kind("ElasticQuota", "scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas", True)
 PODS = Kind("Pod", "", "v1", "pods", True)
 NODES = Kind("Node", "", "v1", "nodes", False)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from eq_engine.gangs import POD_GROUP_KINDS, PodGroupKind
+from eq_engine.gangs import POD_GROUP_KINDS
 from eq_kit.caching import (
     DISRUPTION_BUDGETS,
     NODES,
@@ -26,6 +26,7 @@ from eq_kit.caching import (
     Caches,
     Kind,
     Sink,
+    pod_groups,
     reflectors,
 )
 from eq_kit.kube import Http
@@ -42,14 +43,6 @@ class _Sink:
         self.observe(obj)  # the view finds the same interned key
 
 
-def pod_group_kind(kind: PodGroupKind) -> Kind:
-    """The kit's name for a PodGroup API: optional, named `PodGroup.<group>` (as kubectl takes
-    it) in logs and metrics, since the three share a kind and a plural."""
-    return Kind(
-        f"PodGroup.{kind.group}", kind.group, kind.version, "podgroups", True, optional=True
-    )
-
-
 def caches(http: Http, view: ClusterView, namespaces: Iterable[str] = ()) -> Caches:
     """ElasticQuotas, Pods, PodDisruptionBudgets and PodGroups (in `namespaces`, or
     everywhere) and Nodes, into `view`."""
@@ -60,7 +53,7 @@ def caches(http: Http, view: ClusterView, namespaces: Iterable[str] = ()) -> Cac
         DISRUPTION_BUDGETS: _Sink(view.observe_disruption_budget, view.forget_disruption_budget),
     }
     for kind in POD_GROUP_KINDS:
-        sinks[pod_group_kind(kind)] = _Sink(
+        sinks[pod_groups(kind.group, kind.version)] = _Sink(
             functools.partial(view.observe_pod_group, kind),
             functools.partial(view.forget_pod_group, kind),
         )
