@@ -249,8 +249,9 @@ class Reclaimer:
     async def _report_kept(self, plan: GroupReclaim, refused: set[str]) -> None:
         """An Event on each pod its PodDisruptionBudget keeps from a round that would take it."""
         wanted = plan.victims(refused, budgets=False)
+        kept = plan.kept_by_budgets(wanted)
         for candidate in wanted:
-            budget = plan.kept_by_budgets(wanted).get(candidate.keys)
+            budget = kept.get(candidate.keys)
             if budget is None:
                 continue
             for victim in candidate.pods:
