@@ -15,6 +15,18 @@ PARENT_SEED: Final = PREFIX + "parent-quota-name"  # the seed documents' spellin
 ALLOW_LENT: Final = PREFIX + "allow-lent-resource"
 FORCE_UPDATE: Final = PREFIX + "allow-force-update"  # skips the min-sum checks (Koordinator)
 TREE_ID: Final = PREFIX + "tree-id"  # the quota tree (node pool) the group is in; "": the default
+IGNORE_DEFAULT_TREE: Final = PREFIX + "ignore-default-tree"  # "true": the pool is not taken from
+# the default tree's total (a pool outside the cluster's nodes)
+
+# ElasticQuota labels and annotations of a tree's root, written by the operator from an
+# ElasticQuotaProfile (quota.koordinator.sh/v1alpha1), as Koordinator's profile controller does.
+IS_ROOT: Final = PREFIX + "is-root"  # "true": the group is its tree's root
+PROFILE: Final = PREFIX + "profile"  # the profile's name
+TOTAL_RESOURCE: Final = PREFIX + "total-resource"  # the pool's total: the tree's to split
+UNSCHEDULABLE_RESOURCE: Final = PREFIX + "unschedulable-resource"  # cordoned, NotReady nodes'
+
+# ElasticQuotaProfile annotation, written by users.
+RESOURCE_KEYS: Final = PREFIX + "resource-keys"  # the resources of the root's min and max
 
 # ElasticQuota annotations, written by users.
 SHARED_WEIGHT: Final = PREFIX + "shared-weight"

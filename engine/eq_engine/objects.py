@@ -39,6 +39,12 @@ class Quota:
     """`status.used` as last written by the operator; not part of the group's settings."""
     tree_id: str = ""
     """Label `tree-id`: the quota tree (one per node pool) the group is in; "" the default."""
+    is_root: bool = False
+    """Label `is-root: "true"`: the root of its tree, made from an ElasticQuotaProfile."""
+    total_resource: ResourceList | None = None
+    """A tree root's `total-resource` annotation: what its tree splits; None when absent."""
+    ignore_default_tree: bool = False
+    """Label `ignore-default-tree: "true"`: its total is not taken from the default tree's."""
 
     @property
     def ref(self) -> str:
@@ -116,6 +122,10 @@ class Pod:
 class Node:
     name: str
     allocatable: ResourceList
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """What ElasticQuotaProfiles' node selectors match."""
+    schedulable: bool = True
+    """Ready and not cordoned: its allocatable is not in the pool's `unschedulable-resource`."""
 
 
 def cluster_capacity(nodes: Iterable[Node]) -> dict[str, int]:

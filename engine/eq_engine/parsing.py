@@ -20,7 +20,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from . import keys
 from .errors import ObjectError, QuantityError
 from .objects import Node, Quota
-from .quantities import resource_list
+from .quantities import ResourceList, resource_list
 from .raw import RawElasticQuota, RawNode, RawPod
 from .requests import ContainerRequests, pod_request
 
@@ -137,12 +137,23 @@ class _QuotaModel(_Model):
     status: _QuotaStatus = _QuotaStatus()
 
 
+class _NodeCondition(_Model):
+    type: str = ""
+    status: str = ""
+
+
+class _NodeSpec(_Model):
+    unschedulable: bool = False
+
+
 class _NodeStatus(_Model):
     allocatable: _Quantities = Field(default_factory=dict)
+    conditions: list[_NodeCondition] = Field(default_factory=list)
 
 
 class _NodeModel(_Model):
     metadata: _Metadata
+    spec: _NodeSpec = _NodeSpec()
     status: _NodeStatus = _NodeStatus()
 
 
@@ -191,6 +202,19 @@ def _annotation_error(quota: _QuotaModel, key: str, message: str) -> ObjectError
     return ObjectError("ElasticQuota", ref, f"metadata.annotations[{key}]", message)
 
 
+def _resource_list_annotation(quota: _QuotaModel, key: str) -> ResourceList | None:
+    """A JSON resource list annotation in canonical units; None when absent."""
+    value = _json_annotation(quota, key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise _annotation_error(quota, key, "expected a JSON resource list")
+    try:
+        return resource_list(value)
+    except QuantityError as error:
+        raise _annotation_error(quota, key, str(error)) from None
+
+
 def parse_quota(raw: RawElasticQuota) -> Quota:
     """An ElasticQuota from its Kubernetes dict."""
     parsed = _validate(_QuotaModel, "ElasticQuota", raw)
@@ -199,14 +223,6 @@ def parse_quota(raw: RawElasticQuota) -> Quota:
             "ElasticQuota", f"{parsed.metadata.namespace}/", "metadata.name", "required"
         )
     labels = parsed.metadata.labels
-    weight = _json_annotation(parsed, keys.SHARED_WEIGHT)
-    if weight is not None:
-        if not isinstance(weight, dict):
-            raise _annotation_error(parsed, keys.SHARED_WEIGHT, "expected a JSON resource list")
-        try:
-            weight = resource_list(weight)
-        except QuantityError as error:
-            raise _annotation_error(parsed, keys.SHARED_WEIGHT, str(error)) from None
     namespaces = _json_annotation(parsed, keys.NAMESPACES) or []
     if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
         raise _annotation_error(parsed, keys.NAMESPACES, "expected a JSON list of namespace names")
@@ -223,12 +239,15 @@ def parse_quota(raw: RawElasticQuota) -> Quota:
         allow_lent=labels.get(keys.ALLOW_LENT) != "false",
         min=parsed.spec.min,
         max=parsed.spec.max,
-        shared_weight=weight,
+        shared_weight=_resource_list_annotation(parsed, keys.SHARED_WEIGHT),
         namespaces=tuple(namespaces),
         force_update=labels.get(keys.FORCE_UPDATE) == "true",
         strict_keys=tuple(strict_keys),
         used=parsed.status.used,
         tree_id=labels.get(keys.TREE_ID, ""),
+        is_root=labels.get(keys.IS_ROOT) == "true",
+        total_resource=_resource_list_annotation(parsed, keys.TOTAL_RESOURCE),
+        ignore_default_tree=labels.get(keys.IGNORE_DEFAULT_TREE) == "true",
     )
 
 
@@ -301,4 +320,10 @@ def _requests(holder: _Container | _Resources) -> ContainerRequests:
 def parse_node(raw: RawNode) -> Node:
     """A Node from its Kubernetes dict."""
     parsed = _validate(_NodeModel, "Node", raw)
-    return Node(name=parsed.metadata.name, allocatable=parsed.status.allocatable)
+    ready = any(c.type == "Ready" and c.status == "True" for c in parsed.status.conditions)
+    return Node(
+        name=parsed.metadata.name,
+        allocatable=parsed.status.allocatable,
+        labels=parsed.metadata.labels,
+        schedulable=ready and not parsed.spec.unschedulable,
+    )

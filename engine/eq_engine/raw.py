@@ -82,10 +82,21 @@ class RawElasticQuota(TypedDict, total=False):
     status: RawElasticQuotaStatus
 
 
+class RawNodeCondition(TypedDict, total=False):
+    type: str
+    status: str
+
+
+class RawNodeSpec(TypedDict, total=False):
+    unschedulable: bool
+
+
 class RawNodeStatus(TypedDict, total=False):
     allocatable: RawResourceList
+    conditions: list[RawNodeCondition]
 
 
 class RawNode(TypedDict, total=False):
     metadata: RawMeta
+    spec: RawNodeSpec
     status: RawNodeStatus
