@@ -16,24 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ObjectError
-
-
-@dataclass(frozen=True, slots=True)
-class Requirement:
-    """One `matchExpressions` entry."""
-
-    key: str
-    operator: str
-    values: frozenset[str]
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        if self.operator == "In":
-            return labels.get(self.key) in self.values
-        if self.operator == "NotIn":
-            return labels.get(self.key) not in self.values
-        if self.operator == "Exists":
-            return self.key in labels
-        return self.key not in labels  # DoesNotExist
+from .selectors import LabelSelector, parse_selector
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,21 +24,15 @@ class DisruptionBudget:
     key: str
     """`namespace/name`."""
     namespace: str
-    match_labels: tuple[tuple[str, str], ...] | None
+    selector: LabelSelector | None
     """None: the budget has no selector and covers no pod."""
-    expressions: tuple[Requirement, ...] = ()
     allowed: int = 0
     """`status.disruptionsAllowed`; 0 until the disruption controller has written it."""
 
     def covers(self, namespace: str, labels: Mapping[str, str]) -> bool:
-        if self.match_labels is None or namespace != self.namespace:
+        if self.selector is None or namespace != self.namespace:
             return False
-        return all(labels.get(k) == v for k, v in self.match_labels) and all(
-            requirement.matches(labels) for requirement in self.expressions
-        )
-
-
-_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+        return self.selector.matches(labels)
 
 
 def parse_disruption_budget(raw: Mapping[str, Any]) -> DisruptionBudget:
@@ -63,35 +40,18 @@ def parse_disruption_budget(raw: Mapping[str, Any]) -> DisruptionBudget:
     metadata = raw.get("metadata") or {}
     namespace, name = metadata.get("namespace", ""), metadata.get("name", "")
     ref = f"{namespace}/{name}"
-
-    def fail(field: str, message: str) -> ObjectError:
-        return ObjectError("PodDisruptionBudget", ref, field, message)
-
-    selector = (raw.get("spec") or {}).get("selector")
     allowed = (raw.get("status") or {}).get("disruptionsAllowed", 0)
     if not isinstance(allowed, int):
-        raise fail("status.disruptionsAllowed", f"{allowed!r} is not a whole number")
-    if selector is None:
-        return DisruptionBudget(ref, namespace, None, allowed=allowed)
-    if not isinstance(selector, Mapping):
-        raise fail("spec.selector", "expected a label selector")
-    labels = selector.get("matchLabels") or {}
-    if not isinstance(labels, Mapping):
-        raise fail("spec.selector.matchLabels", "expected a map of labels")
-    requirements = []
-    for index, entry in enumerate(selector.get("matchExpressions") or ()):
-        field = f"spec.selector.matchExpressions[{index}]"
-        operator = entry.get("operator") if isinstance(entry, Mapping) else None
-        if operator not in _OPERATORS:
-            raise fail(
-                f"{field}.operator", f"{operator!r}; expected one of {', '.join(_OPERATORS)}"
-            )
-        values = entry.get("values") or ()
-        requirements.append(Requirement(str(entry.get("key", "")), operator, frozenset(values)))
-    return DisruptionBudget(
-        ref,
-        namespace,
-        tuple(sorted((str(k), str(v)) for k, v in labels.items())),
-        tuple(requirements),
-        allowed,
+        raise ObjectError(
+            "PodDisruptionBudget",
+            ref,
+            "status.disruptionsAllowed",
+            f"{allowed!r} is not a whole number",
+        )
+    selector = parse_selector(
+        (raw.get("spec") or {}).get("selector"),
+        kind="PodDisruptionBudget",
+        ref=ref,
+        field="spec.selector",
     )
+    return DisruptionBudget(ref, namespace, selector, allowed)
