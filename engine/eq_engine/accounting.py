@@ -27,9 +27,11 @@ REQUEST, USED, NP_REQUEST, NP_USED = range(4)
 
 
 def columns(tree: Tree, capacity: Mapping[str, int]) -> tuple[str, ...]:
-    """The resources the accounting counts, sorted: the cluster's, and those of every min and
-    max (a group may limit a resource no node has yet)."""
+    """The resources the accounting counts, sorted: the cluster's, the pools', and those of
+    every min and max (a group may limit a resource no node has yet)."""
     resources = set(capacity)
+    for pool in tree.catalog.pools.values():
+        resources.update(pool)
     for group in tree.groups:
         resources.update(group.max or (), group.min)
     return tuple(sorted(resources))
@@ -52,11 +54,11 @@ class Accounting:
         bounded = np.array([g.max is not None for g in groups])
         lend = np.array([g.allow_lent for g in groups])
         has_runtime = has_max.copy()
-        has_runtime[ROOT] = True
+        has_runtime[tree.roots] = True
         has_runtime[SYSTEM] = False
-        tree_rows = slice(DEFAULT + 1, rows)
+        tree_rows = slice(tree.first_level, rows)
         split_keys = has_max & bounded[:, None]  # a parent's split covers its max keys...
-        split_keys[ROOT] = True  # ...the root's, every resource
+        split_keys[tree.roots] = True  # ...a root's, every resource
         has_runtime[tree_rows] &= split_keys[tree.parent_index[tree_rows]]
         if not bounded[DEFAULT]:
             has_runtime[DEFAULT] = False
@@ -90,6 +92,14 @@ class Accounting:
         self.effective_min: Amounts = self.min.copy()
         self.runtime: Amounts = np.zeros((rows, len(names)), dtype=np.int64)
         self.runtime[DEFAULT] = np.where(has_runtime[DEFAULT], self.max[DEFAULT], 0)
+        self.pool: Amounts = np.zeros((rows, len(names)), dtype=np.int64)
+        """A root's total, to split: each pool's from its roots' annotation; the default
+        tree's (`ROOT`) is set from the cluster's capacity by `refresh_runtime`."""
+        self.pooled: Mask = np.zeros((rows, len(names)), dtype=bool)
+        """The resources a root's total has at all: the others' mins are never scaled."""
+        for root in tree.roots[1:].tolist():
+            pool = tree.catalog.pools.get(tree.tree_of(root), {})
+            self.pool[root], self.pooled[root] = amounts(pool, names), present(pool, names)
         self._depths: list[int] = tree.depth.tolist()  # plain integers for the sweeps
 
     def block(self, block: int) -> slice:
@@ -134,7 +144,7 @@ class Accounting:
         request_block = self.block(REQUEST)
         for depth in range(max(len(tree.levels), 1), -1, -1):  # system/default sit at depth 1
             if dirty is None:
-                groups = np.arange(*tree.span(depth))
+                groups = tree.at_depth(depth)
             elif depth in pending:
                 groups = np.array(sorted(pending[depth]), dtype=np.intp)
             else:
@@ -145,8 +155,8 @@ class Accounting:
                 total[np.searchsorted(groups, owners)] += np.add.reduceat(
                     self.passed_up[rows], starts, axis=0
                 )
-            if depth == 0:  # the root also counts the system and default groups' pods
-                total += self.passed_up[SYSTEM] + self.passed_up[DEFAULT]
+            if groups[0] == ROOT:  # the root also counts the system and default groups' pods
+                total[0] += self.passed_up[SYSTEM] + self.passed_up[DEFAULT]
             request = total[:, request_block]
             request = np.where(self.floor[groups], np.maximum(request, self.min[groups]), request)
             passed = total.copy()
@@ -185,8 +195,10 @@ class Accounting:
         self, resplit: set[int], *, capacity: Mapping[str, int], total_changed: bool
     ) -> tuple[set[int], set[int]]:
         """Runtime top-down: reruns the split of the parents in `resplit`, of the
-        root if the total changed (the cluster's `capacity`, or what the system and default
-        groups use), and of every parent whose own runtime changes on the way.
+        roots if the total changed (the cluster's `capacity`, or what the system and default
+        groups use), and of every parent whose own runtime changes on the way. A pool's root
+        has its pool's total; the default tree's root what the pools leave of the cluster's
+        (`Catalog.tree_total`) less what the system and default groups use.
 
         Returns the groups whose runtime or effective min changed, and those among them whose
         effective min changed: their pods' labels follow it.
@@ -197,12 +209,18 @@ class Accounting:
         shifted_min: set[int] = set()
         rerun = self._by_depth(resplit)
         if total_changed:
-            cluster = amounts(capacity, self.names)
-            total = np.maximum(cluster - self.total[SYSTEM, used] - self.total[DEFAULT, used], 0)
-            if not np.array_equal(total, self.runtime[ROOT]):
-                self.runtime[ROOT] = total
-                changed.add(ROOT)
-                rerun.setdefault(0, set()).add(ROOT)
+            left = tree.catalog.tree_total("", capacity)
+            self.pool[ROOT], self.pooled[ROOT] = (
+                amounts(left, self.names),
+                present(left, self.names),
+            )
+            self.pool[ROOT] -= self.total[SYSTEM, used] + self.total[DEFAULT, used]
+            totals = np.maximum(self.pool[tree.roots], 0)
+            for root, total in zip(tree.roots.tolist(), totals, strict=True):
+                if not np.array_equal(total, self.runtime[root]):
+                    self.runtime[root] = total
+                    changed.add(root)
+                    rerun.setdefault(0, set()).add(root)
         for depth in range(len(tree.levels)):
             if depth not in rerun:
                 continue
@@ -212,8 +230,8 @@ class Accounting:
                 continue
             runs = Runs.of(starts, len(rows), len(self.names))
             scalable = self.has_runtime[owners] & self.min_scaling
-            if depth == 0:  # the root scales only what the cluster has; the rest keep their min
-                scalable &= present(capacity, self.names)
+            if depth == 0:  # a root scales only what its total has; the rest keep their min
+                scalable &= self.pooled[owners]
             parent_total = runs.flat(np.where(self.has_runtime[owners], self.runtime[owners], 0))
             effective_min = scale_min(
                 total=parent_total,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import keys
 from .config import EngineConfig
@@ -34,6 +34,20 @@ class Catalog:
     namespace_rule: Mapping[str, str]
     """Namespace to the rule that gave it its owner, in words (for explanations)."""
     problems: tuple[Problem, ...]
+    pools: Mapping[str, ResourceList] = field(default_factory=dict)
+    """Tree id to its total: the `total-resource` of its roots (groups labelled `is-root`,
+    made from ElasticQuotaProfiles), summed. The default tree ("") is not among them."""
+    pooled: ResourceList = field(default_factory=dict)
+    """What the pools take from the default tree's total: every pool's total but those of
+    roots labelled `ignore-default-tree` (Koordinator's handling of a tree's root)."""
+
+    def tree_total(self, tree_id: str, capacity: Mapping[str, int]) -> dict[str, int]:
+        """What tree `tree_id` splits: its pool's total, or for the default tree the cluster's
+        `capacity` less what the pools take (never below zero)."""
+        if tree_id:
+            return dict(self.pools.get(tree_id, {}))
+        pooled = self.pooled
+        return {name: max(amount - pooled.get(name, 0), 0) for name, amount in capacity.items()}
 
     def parent_of(self, quota: Quota) -> str:
         """The parent the labels name; the root's name when they name none (or "root")."""
@@ -203,6 +217,7 @@ def build_catalog(quotas: Iterable[Quota], config: EngineConfig) -> Catalog:
         if not catalog.is_builtin(name):
             children[catalog.parent_of(quota)].append(name)
     owners = _namespace_owners(unique, config, problems)
+    pools, pooled = _pools(unique.values())
     return Catalog(
         config=config,
         quotas=unique,
@@ -210,7 +225,25 @@ def build_catalog(quotas: Iterable[Quota], config: EngineConfig) -> Catalog:
         namespace_owner={ns: owner for ns, (owner, _) in owners.items()},
         namespace_rule={ns: how for ns, (_, how) in owners.items()},
         problems=tuple(problems),
+        pools=pools,
+        pooled=pooled,
     )
+
+
+def _pools(quotas: Iterable[Quota]) -> tuple[dict[str, ResourceList], ResourceList]:
+    """Each tree's total from its roots, and what they take from the default tree. A root of
+    the default tree, or without the annotation, adds nothing (as in Koordinator)."""
+    pools: dict[str, dict[str, int]] = {}
+    pooled: dict[str, int] = {}
+    for quota in quotas:
+        if not quota.is_root or not quota.tree_id:
+            continue
+        pool = pools.setdefault(quota.tree_id, {})
+        for name, amount in (quota.total_resource or {}).items():
+            pool[name] = pool.get(name, 0) + amount
+            if not quota.ignore_default_tree:
+                pooled[name] = pooled.get(name, 0) + amount
+    return dict(pools), pooled
 
 
 def _namespace_owners(

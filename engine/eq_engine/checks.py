@@ -268,13 +268,21 @@ def quota_warnings(quota: Quota, catalog: Catalog, capacity: ResourceList | None
             for n in catalog.children.get(catalog.config.root_name, ())
             if n != quota.name and catalog.quotas[n].tree_id == quota.tree_id
         ]
+        tree_total = catalog.tree_total(quota.tree_id, capacity)
         tree = f" in tree {quota.tree_id!r}" if quota.tree_id else ""
+        whose = (
+            "tree's total"
+            if quota.tree_id
+            else "default tree's total"
+            if catalog.pooled
+            else "cluster's"
+        )
         for name, amount in sorted(quota.min.items()):
             total = amount + min_total(top, name)
-            if name in capacity and total > capacity[name]:
+            if name in tree_total and total > tree_total[name]:
                 yield (
                     f"the top-level groups' min {name} {_q(name, total)}{tree} exceeds the "
-                    f"cluster's {_q(name, capacity[name])}: their mins will be scaled down"
+                    f"{whose} {_q(name, tree_total[name])}: their mins will be scaled down"
                 )
 
 
@@ -284,7 +292,8 @@ def quota_warnings(quota: Quota, catalog: Catalog, capacity: ResourceList | None
 def audit(catalog: Catalog) -> list[Problem]:
     """Every check applied to every existing group, as if each had just been created.
 
-    Missing parents and cycles are left to the tree, which repairs and reports them.
+    Missing parents, cycles and parents in another tree are left to the tree, which repairs
+    and reports them.
     """
     problems: list[Problem] = []
     for name, quota in catalog.quotas.items():
@@ -296,6 +305,8 @@ def audit(catalog: Catalog) -> list[Problem]:
             continue
         if parent in set(catalog.descendants(name)):
             continue
+        if catalog.quotas[parent].tree_id != quota.tree_id:
+            continue  # not followed: the tree places it under its own tree's root, and says so
         problems.extend(parent_link_problems(quota, catalog))
         problems.extend(tree_problems(quota, catalog.quotas[parent], subject=quota))
         problems.extend(resource_key_problems(quota, catalog.quotas[parent], subject=quota))
@@ -303,5 +314,6 @@ def audit(catalog: Catalog) -> list[Problem]:
         owner = catalog.quotas.get(parent)
         if owner is None or catalog.is_builtin(parent):
             continue
-        problems.extend(children_min_problems(owner, [catalog.quotas[n] for n in children]))
+        kin = [catalog.quotas[n] for n in children if catalog.quotas[n].tree_id == owner.tree_id]
+        problems.extend(children_min_problems(owner, kin))
     return problems

@@ -90,4 +90,5 @@ def group_status(accounts: Accounting, index: int, over_quota: int) -> GroupStat
         non_preemptible_request=values(block(NP_REQUEST)),
         non_preemptible_used=values(block(NP_USED)),
         over_quota_pods=over_quota,
+        tree=group.tree_id,
     )

@@ -31,7 +31,7 @@ from .integers import Amounts
 from .keys import OVER_QUOTA
 from .objects import Pod
 from .state import Member
-from .tree import ROOT, SYSTEM
+from .tree import SYSTEM
 
 
 def exceeds(used: Amounts, runtime: Amounts, limited: npt.NDArray[np.bool_]) -> bool:
@@ -195,7 +195,8 @@ def reclaims(
     assert not store.tree_dirty
     used = accounts.total[:, accounts.block(USED)]
     over = np.any((used > accounts.runtime) & accounts.has_runtime, axis=1)
-    over[[ROOT, SYSTEM]] = False
+    over[engine.tree.roots] = False
+    over[SYSTEM] = False
     plans: dict[str, GroupReclaim] = {}
     width = len(accounts.names)
     budgets: dict[str, list[DisruptionBudget]] = {}

@@ -31,6 +31,8 @@ class GroupStatus:
     non_preemptible_used: ResourceList
     over_quota_pods: int = 0
     """Its own scheduled pods labelled over-quota: what reclaim could take."""
+    tree: str = ""
+    """The tree id of its quota tree (one per node pool); "": the default tree."""
 
     @property
     def borrowed(self) -> dict[str, int]:

@@ -5,21 +5,29 @@ builds: a missing parent, a parent that is a built-in leaf, or a parent cycle pu
 directly under the root, and each such case is reported as a `Problem`. Koordinator defines
 none of these cases; under the root the group still gets its min and a fair share.
 
+Each node pool's tree (its groups carry its `tree-id` label) hangs from a root of its own,
+which splits the pool's total (`Catalog.tree_total`) as the root splits the default tree's; a
+group belongs to the tree its label names, a pod to its group's. Such a root has no object:
+it is named `<root>/<tree id>` (`pool_root`), and a group's parent is sought in its own tree.
+
 Groups are numbered root first, then the system and default groups (which sit outside the
-root's split, docs/how-it-works.md), then one level after the other; within a level the
-children of one parent are contiguous, so a parent's children are a slice and a level's sums
-are `reduceat`s.
+root's split, docs/how-it-works.md), then the pools' roots, then one level after the other;
+within a level the children of one parent are contiguous, so a parent's children are a slice
+and a level's sums are `reduceat`s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
 
+from . import keys
 from .catalog import PARENT_FIELD, Catalog, build_catalog, quota_problem
+from .checks import tree_problems
 from .config import EngineConfig
 from .objects import Pod, Quota
 from .problems import Problem
@@ -33,7 +41,13 @@ _ZERO = np.zeros(1, dtype=np.intp)
 ROOT, SYSTEM, DEFAULT = 0, 1, 2
 """Indices of the built-in groups."""
 
-_FIRST_TREE_INDEX = 3
+_FIRST_POOL_INDEX = 3
+
+
+def pool_root(config: EngineConfig, tree_id: str) -> str:
+    """The name of a tree's root: the root's for the default tree (""), `<root>/<tree id>`
+    for a node pool's (no ElasticQuota can be named so)."""
+    return f"{config.root_name}/{tree_id}" if tree_id else config.root_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +66,8 @@ class Group:
     shared_weight: ResourceList
     """The weight in the split: the annotation if it has a non-zero value, else `max`."""
     namespaces: tuple[str, ...] = ()
+    tree_id: str = ""
+    """The quota tree (node pool) it is in; "": the default tree."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,9 +87,11 @@ class Tree:
     groups: tuple[Group, ...]
     index: Mapping[str, int]
     parent_index: IndexArray
-    """Parent of each group; -1 for the root. System and default have the root as parent."""
+    """Parent of each group; -1 for a root. System and default have the root as parent."""
     depth: IndexArray
-    """Depth of each group: 0 for the root, 1 for system, default and the top-level groups."""
+    """Depth of each group: 0 for the roots, 1 for system, default and the top-level groups."""
+    roots: IndexArray
+    """The roots: the default tree's (`ROOT`), then each pool's, by tree id."""
     levels: tuple[Level, ...]
     child_start: IndexArray
     child_stop: IndexArray
@@ -91,14 +109,22 @@ class Tree:
     def size(self) -> int:
         return len(self.groups)
 
-    def span(self, depth: int) -> tuple[int, int]:
-        """The indices `low, high` of the groups at `depth` (1 includes system and default)."""
+    @property
+    def first_level(self) -> int:
+        """The index of the first group below a root that is not a built-in one."""
+        return _FIRST_POOL_INDEX + len(self.roots) - 1
+
+    def at_depth(self, depth: int) -> IndexArray:
+        """The groups at `depth`, sorted (1 includes system and default)."""
         if depth == 0:
-            return ROOT, ROOT + 1
-        if depth == 1:
-            return SYSTEM, self.levels[0].stop if self.levels else _FIRST_TREE_INDEX
-        level = self.levels[depth - 1]
-        return level.start, level.stop
+            return self.roots
+        level = self.levels[depth - 1] if depth <= len(self.levels) else None
+        span = np.arange(level.start, level.stop) if level else _EMPTY
+        return np.r_[[SYSTEM, DEFAULT], span].astype(np.intp) if depth == 1 else span
+
+    def tree_of(self, index: int) -> str:
+        """The tree id of a group's tree ("" for the default tree)."""
+        return self.groups[index].tree_id
 
     def children_of(self, parents: IndexArray) -> tuple[IndexArray, IndexArray, IndexArray]:
         """The children of `parents` (sorted) as one array, where each parent's run starts,
@@ -135,15 +161,18 @@ def _weight(quota: Quota) -> ResourceList:
 
 
 def build_tree(quotas: Iterable[Quota], config: EngineConfig) -> Tree:
-    """The tree of `quotas` plus the built-in groups, and the links it had to repair."""
+    """The trees of `quotas` plus the built-in groups, and the links it had to repair."""
     catalog = build_catalog(quotas, config)
     problems = list(catalog.problems)
     unique = catalog.quotas
-    builtins = _builtin_groups(catalog)
+    pool_ids = sorted(
+        {q.tree_id for n, q in unique.items() if q.tree_id and not catalog.is_builtin(n)}
+    )
+    groups = [*_builtin_groups(catalog), *(_pool_root(config, t) for t in pool_ids)]
+    problems.extend(_rootless_pools(catalog, pool_ids))
     parents = _resolve_parents(catalog, problems)
-    depth = _depths(parents, config.root_name)
+    depth = _depths(parents, {g.name for g in groups})
     tree_names = sorted(parents, key=lambda n: depth[n])
-    groups = list(builtins)
     index = {group.name: i for i, group in enumerate(groups)}
     levels: list[Level] = []
     for level_depth in range(1, max(depth.values(), default=0) + 1):
@@ -157,10 +186,11 @@ def build_tree(quotas: Iterable[Quota], config: EngineConfig) -> Tree:
         boundaries = np.flatnonzero(np.r_[True, parent_of[1:] != parent_of[:-1]])
         levels.append(Level(start, len(groups), boundaries, parent_of[boundaries]))
 
+    roots = np.r_[ROOT, np.arange(len(pool_ids)) + _FIRST_POOL_INDEX].astype(np.intp)
     parent_index = np.full(len(groups), -1, dtype=np.intp)
     parent_index[[SYSTEM, DEFAULT]] = ROOT
     depth_index = np.ones(len(groups), dtype=np.intp)
-    depth_index[ROOT] = 0
+    depth_index[roots] = 0
     child_start = np.zeros(len(groups), dtype=np.intp)
     child_stop = np.zeros(len(groups), dtype=np.intp)
     for level in levels:
@@ -176,6 +206,7 @@ def build_tree(quotas: Iterable[Quota], config: EngineConfig) -> Tree:
         index=index,
         parent_index=parent_index,
         depth=depth_index,
+        roots=roots,
         levels=tuple(levels),
         child_start=child_start,
         child_stop=child_stop,
@@ -195,7 +226,29 @@ def _group(quota: Quota, parent: str) -> Group:
         max=quota.max,
         shared_weight=_weight(quota),
         namespaces=quota.namespaces,
+        tree_id=quota.tree_id,
     )
+
+
+def _pool_root(config: EngineConfig, tree_id: str) -> Group:
+    """A node pool's root: unlimited, a parent that never lends, as the default tree's."""
+    name = pool_root(config, tree_id)
+    return Group(name, config.namespace, None, True, False, {}, None, {}, tree_id=tree_id)
+
+
+def _rootless_pools(catalog: Catalog, pool_ids: Iterable[str]) -> Iterator[Problem]:
+    """A tree whose groups have no root to give it a total: reported on its first group."""
+    for tree_id in pool_ids:
+        if tree_id in catalog.pools:
+            continue
+        first = min(n for n, q in catalog.quotas.items() if q.tree_id == tree_id)
+        yield quota_problem(
+            catalog.quotas[first],
+            f"metadata.labels[{keys.TREE_ID}]",
+            f'tree {tree_id!r} has no root (an ElasticQuota labelled {keys.IS_ROOT}: "true" '
+            f"with a {keys.TOTAL_RESOURCE} annotation, made from an ElasticQuotaProfile): "
+            "its total is 0",
+        )
 
 
 def _builtin_groups(catalog: Catalog) -> list[Group]:
@@ -237,36 +290,52 @@ def _builtin_groups(catalog: Catalog) -> list[Group]:
 
 
 def _resolve_parents(catalog: Catalog, problems: list[Problem]) -> dict[str, str]:
-    """Each non-built-in group's effective parent; broken links go to the root."""
-    root = catalog.config.root_name
+    """Each non-built-in group's effective parent, in its own tree: the top-level groups of a
+    pool hang from the pool's root; broken links go to the group's tree's root."""
+    config = catalog.config
     parents: dict[str, str] = {}
     for name, quota in catalog.quotas.items():
         if catalog.is_builtin(name):
             continue
+        top = pool_root(config, quota.tree_id)
+        parent = catalog.parent_of(quota)
         fault = catalog.parent_fault(quota)  # two disagreeing labels: `checks.own_problems`
         if fault is not None:
-            placed = f"{fault}; the group is placed under the root"
-            problems.append(quota_problem(quota, PARENT_FIELD, placed))
-            parents[name] = root
+            problems.append(quota_problem(quota, PARENT_FIELD, f"{fault}; {_placed(quota)}"))
+            parents[name] = top
+        elif parent == config.root_name:
+            parents[name] = top
+        elif catalog.quotas[parent].tree_id != quota.tree_id:
+            for problem in tree_problems(quota, catalog.quotas[parent], subject=quota):
+                problems.append(replace(problem, message=f"{problem.message}; {_placed(quota)}"))
+            parents[name] = top
         else:
-            parents[name] = catalog.parent_of(quota)
-    _break_cycles(parents, catalog.quotas, root, problems)
+            parents[name] = parent
+    _break_cycles(parents, catalog.quotas, config, problems)
     return parents
 
 
+def _placed(quota: Quota, who: str = "the group") -> str:
+    tree = f" of tree {quota.tree_id!r}" if quota.tree_id else ""
+    return f"{who} is placed under the root{tree}"
+
+
 def _break_cycles(
-    parents: dict[str, str], unique: Mapping[str, Quota], root: str, problems: list[Problem]
+    parents: dict[str, str],
+    unique: Mapping[str, Quota],
+    config: EngineConfig,
+    problems: list[Problem],
 ) -> None:
-    """Put the smallest-named member of each parent cycle under the root."""
-    state: dict[str, int] = {}  # 1: on the current path, 2: known to reach the root
+    """Put the smallest-named member of each parent cycle under its tree's root."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: known to reach a root
     for start in sorted(parents):
         path: list[str] = []
         node = start
-        while node != root and state.get(node) is None:
+        while node in parents and state.get(node) is None:
             state[node] = 1
             path.append(node)
             node = parents[node]
-        if node != root and state[node] == 1:
+        if node in parents and state[node] == 1:
             cycle = path[path.index(node) :]
             breaker = min(cycle)
             loop = " -> ".join([*cycle, cycle[0]])
@@ -274,20 +343,20 @@ def _break_cycles(
                 quota_problem(
                     unique[breaker],
                     PARENT_FIELD,
-                    (f"parent cycle {loop}; {breaker!r} is placed under the root"),
+                    f"parent cycle {loop}; {_placed(unique[breaker], repr(breaker))}",
                 )
             )
-            parents[breaker] = root
+            parents[breaker] = pool_root(config, unique[breaker].tree_id)
         for member in path:
             state[member] = 2
 
 
-def _depths(parents: Mapping[str, str], root: str) -> dict[str, int]:
+def _depths(parents: Mapping[str, str], roots: AbstractSet[str]) -> dict[str, int]:
     depth: dict[str, int] = {}
 
     def of(name: str) -> int:
         chain = []
-        while name != root and name not in depth:
+        while name not in roots and name not in depth:
             chain.append(name)
             name = parents[name]
         level = depth.get(name, 0)

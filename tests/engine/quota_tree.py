@@ -97,14 +97,17 @@ def in_tree(tree_id: str, **labels: str) -> dict[str, str]:
 
 
 def pool() -> list[dict[str, Any]]:
-    """The second tree above (tree id a100), fresh copies."""
+    """The second tree above (tree id a100), fresh copies. Its root's total (cpu 200) is a
+    pool outside the nodes of the first tree's total (`ignore-default-tree`)."""
+    root = group(
+        "a100",
+        is_parent=True,
+        min={"cpu": "100", "memory": "100Gi"},
+        labels=in_tree("a100", **{P + "is-root": "true", P + "ignore-default-tree": "true"}),
+    )
+    root["metadata"]["annotations"][P + "total-resource"] = '{"cpu":"200","memory":"200Gi"}'
     return [
-        group(
-            "a100",
-            is_parent=True,
-            min={"cpu": "100", "memory": "100Gi"},
-            labels=in_tree("a100", **{P + "is-root": "true"}),
-        ),
+        root,
         group("vision", "vision", parent="a100", min={"cpu": "40"}, labels=in_tree("a100")),
         group("speech", "speech", parent="a100", min={"cpu": "20"}, labels=in_tree("a100")),
     ]

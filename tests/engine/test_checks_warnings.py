@@ -61,7 +61,7 @@ TOP_LEVEL_PER_TREE = [
         "a top-level group of the a100 tree",
         "a100",
         "150",
-        ["the top-level groups' min cpu 250 in tree 'a100' exceeds the cluster's 200"],
+        ["the top-level groups' min cpu 250 in tree 'a100' exceeds the tree's total 200"],
     ),
     ("a top-level group of a tree of its own", "v100", "150", []),
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from eq_engine import EngineConfig, QuotaEngine, parse_pod
@@ -9,7 +10,7 @@ from eq_engine.reclaim import reclaim_plan
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from tests.manifests import load, node, pod, quota
+from tests.manifests import P, load, node, pod, quota
 
 RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
 CONFIG = EngineConfig()
@@ -23,6 +24,8 @@ def clusters(draw: st.DrawFn, *, positive_weights: bool = False, valid: bool = T
     objects: list[dict[str, Any]] = []
     names: list[tuple[str, int]] = []  # (name, depth)
     parents: list[str] = []
+    trees: dict[str, str] = {}
+    rooted: set[str] = set()
     for i in range(draw(st.integers(min_value=1, max_value=10))):
         depth_ok = [p for p, d in names if d < 3 and p in parents]
         parent = draw(st.sampled_from([None, *depth_ok])) if depth_ok else None
@@ -39,6 +42,15 @@ def clusters(draw: st.DrawFn, *, positive_weights: bool = False, valid: bool = T
             weight = {k: draw(st.integers(1, 9)) for k in keys}
         elif draw(st.booleans()):
             weight = {k: draw(st.integers(0, 9)) for k in keys}
+        # a top-level group may be in a node pool's tree, and be its root; children follow
+        tree_id = trees[parent] if parent else draw(st.sampled_from(["", "", "p1", "p2"]))
+        trees[name] = tree_id
+        labels = {P + "tree-id": tree_id} if tree_id else {}
+        total = None
+        if tree_id and not parent and tree_id not in rooted and draw(st.booleans()):
+            rooted.add(tree_id)
+            labels[P + "is-root"] = "true"
+            total = json.dumps({k: draw(st.integers(0, 60)) for k in keys})
         objects.append(
             quota(
                 name,
@@ -49,8 +61,11 @@ def clusters(draw: st.DrawFn, *, positive_weights: bool = False, valid: bool = T
                 max=maximum,
                 weight=weight,
                 namespace=f"ns-{name}",
+                labels=labels,
             )
         )
+        if total is not None:
+            objects[-1]["metadata"]["annotations"][P + "total-resource"] = total
         depth = 1 + next((d for p, d in names if p == parent), 0)
         names.append((name, depth))
         if is_parent:
