@@ -31,6 +31,7 @@ from .gang_views import GangView, gang_view
 from .quantities import format_quantity
 from .reclaim import reclaims
 from .status import GroupStatus
+from .tree import pool_root
 
 Amounts = Mapping[str, int]
 
@@ -70,7 +71,7 @@ def explain_pod(engine: QuotaEngine, key: str) -> Explanation:
     catalog = engine.tree.catalog
     found = catalog.membership(pod)
     group = found.group
-    lines = [f"group: {group} ({found.how})"]
+    lines = [f"group: {group} ({found.how})", *_tree(engine, engine.status(group).tree)]
     if found.problem is not None:
         lines.append(f"problem: {found.problem.field}: {found.problem.message}")
     gang = None if pod.gang is None else gang_view(engine, pod.gang.key)
@@ -283,7 +284,7 @@ def _reclaim(engine: QuotaEngine, key: str, group: str) -> list[str]:
 def explain_group(engine: QuotaEngine, name: str) -> Explanation:
     """How the group's runtime was reached, and who lends to it and borrows from it."""
     status = engine.status(name)
-    lines = [f"parent: {status.parent or 'none (the root)'}"]
+    lines = [f"parent: {status.parent or 'none (the root)'}", *_tree(engine, status.tree)]
     scaled = status.effective_min != status.min
     lines.append(
         f"min {_shown(status.min)}"
@@ -298,6 +299,22 @@ def explain_group(engine: QuotaEngine, name: str) -> Explanation:
     if status.parent is not None:
         lines += _neighbours(engine, name, status.parent)
     return Explanation(f"group {name}", tuple(lines))
+
+
+def _tree(engine: QuotaEngine, tree_id: str) -> list[str]:
+    """Which quota tree, and the total it splits: said once there are node pools."""
+    catalog = engine.tree.catalog
+    if not catalog.pools and not tree_id:
+        return []
+    total = engine.status(pool_root(engine.config, tree_id)).runtime
+    if not tree_id:
+        return [
+            "tree: the default one, on what the node pools leave of the cluster less what the "
+            f"system and default groups use: {_shown(total)}"
+        ]
+    roots = sorted(q.name for q in catalog.quotas.values() if q.is_root and q.tree_id == tree_id)
+    whose = f"the total-resource of its root {', '.join(roots)}" if roots else "no root"
+    return [f"tree: {tree_id!r}, a node pool's: {_shown(catalog.pools.get(tree_id, {}))} ({whose})"]
 
 
 def _runtime_line(status: GroupStatus, resource: str) -> str:

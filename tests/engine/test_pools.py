@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from eq_engine import EngineConfig
+from eq_engine.explain import explain_group, explain_pod
 from eq_engine.reclaim import reclaims
 
 from tests.manifests import P, load, node, pod, quota, run, runtime
@@ -295,3 +296,20 @@ def test_a_parent_in_another_tree_is_not_followed(case, stray, placed, message):
     assert [str(p) for p in engine.problems] == [
         f"ElasticQuota quotas/stray: metadata.labels[{P}tree-id]: {message}"
     ]
+
+
+def test_explain_says_which_tree_and_its_total():
+    engine = run(
+        *gpu_pools(),
+        quota("cpu-team", max=res(10, 10)),
+        pod("train", namespace="b", quota="b-v100", nvidia_com_gpu="1"),
+        capacity={"nvidia.com/gpu": "20", "cpu": "8"},
+    )
+    assert str(explain_pod(engine, "b/train")).splitlines()[1:3] == [
+        f"  group: b-v100 (its label {P}name names it)",
+        "  tree: 'v100', a node pool's: nvidia.com/gpu 10 (the total-resource of its root v100)",
+    ]
+    assert str(explain_group(engine, "cpu-team")).splitlines()[2] == (
+        "  tree: the default one, on what the node pools leave of the cluster less what the "
+        "system and default groups use: cpu 8, memory 0, nvidia.com/gpu 0"
+    )
