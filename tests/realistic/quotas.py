@@ -111,3 +111,45 @@ def koordinator_root_quota() -> dict[str, Any]:
 
 def koordinator_builtins() -> list[dict[str, Any]]:
     return [koordinator_root_quota(), koordinator_system_quota(), koordinator_default_quota()]
+
+
+def elastic_quota_profile(
+    name: str,
+    namespace: str,
+    *,
+    quota_name: str,
+    node_selector: dict[str, Any],
+    resource_keys: list[str] | None = None,
+    ratio: str | None = None,
+    quota_labels: dict[str, str] | None = None,
+    created: str | None = None,
+) -> dict[str, Any]:
+    """An ElasticQuotaProfile (quota.koordinator.sh/v1alpha1) as `kubectl apply` leaves it.
+    `resource_keys`: the `resource-keys` annotation (JSON), the resources of its root's min."""
+    spec: dict[str, Any] = {"nodeSelector": node_selector, "quotaName": quota_name}
+    if ratio is not None:
+        spec["resourceRatio"] = ratio
+    if quota_labels:
+        spec["quotaLabels"] = quota_labels
+    meta: dict[str, Any] = {}
+    if resource_keys is not None:
+        meta["annotations"] = {P + "resource-keys": json.dumps(resource_keys)}
+    api_version = "quota.koordinator.sh/v1alpha1"
+    written = {"metadata": dict(meta), "spec": spec}
+    fields = {"creationTimestamp": created} if created else {}
+    return {
+        "apiVersion": api_version,
+        "kind": "ElasticQuotaProfile",
+        "metadata": object_metadata(
+            "ElasticQuotaProfile",
+            namespace,
+            name,
+            generation=1,
+            managedFields=[
+                managed_entry("kubectl-client-side-apply", "Update", api_version, written)
+            ],
+            **meta,
+            **fields,
+        ),
+        "spec": spec,
+    }
