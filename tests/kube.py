@@ -16,11 +16,15 @@ QUOTAS = "scheduling.sigs.k8s.io/v1alpha1/elasticquotas"
 PODS = "v1/pods"
 NODES = "v1/nodes"
 EVENTS = "v1/events"
+PROFILES = "quota.koordinator.sh/v1alpha1/elasticquotaprofiles"
 LEASES = "coordination.k8s.io/v1/leases"
 _PATHS = {
     "ElasticQuota": "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/{namespace}/elasticquotas",
     "Pod": "/api/v1/namespaces/{namespace}/pods",
     "Node": "/api/v1/nodes",
+    "ElasticQuotaProfile": (
+        "/apis/quota.koordinator.sh/v1alpha1/namespaces/{namespace}/elasticquotaprofiles"
+    ),
 }
 
 

@@ -81,6 +81,14 @@ QUOTAS = Kind("ElasticQuota", "scheduling.sigs.k8s.io", "v1alpha1", "elasticquot
 PODS = Kind("Pod", "", "v1", "pods", True)
 NODES = Kind("Node", "", "v1", "nodes", False)
 DISRUPTION_BUDGETS = Kind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True)
+PROFILES = Kind(
+    "ElasticQuotaProfile",
+    "quota.koordinator.sh",
+    "v1alpha1",
+    "elasticquotaprofiles",
+    True,
+    optional=True,  # Koordinator's CRD: the chart installs it with crds.install, else maybe none
+)
 
 
 class Sink(Protocol):

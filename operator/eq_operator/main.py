@@ -26,6 +26,7 @@ from .leadership import Leadership
 from .logs import logger
 from .metrics import Metrics
 from .operating import Loop
+from .pools import Pools
 from .reclaiming import ClusterApi, Reclaimer
 from .settings import OperatorSettings
 from .view import ClusterView
@@ -67,9 +68,10 @@ async def serve(
     writer = Writer(http, view, metrics, limiter=limiter, workers=settings.write_workers)
     admitter = Admitter(view, writer, events, metrics, hold=settings.admission_hold)
     builtins = Builtins(http, limiter, view, settings.engine)
-    streams = observing.caches(http, view, _namespaces(settings))
+    pools = Pools(http, limiter)
+    streams = observing.caches(http, view, pools, _namespaces(settings))
     loop = Loop(
-        view, writer, admitter, reclaimer, builtins, events, metrics, settings, ready=streams
+        view, writer, admitter, reclaimer, builtins, pools, events, metrics, settings, ready=streams
     )
     metrics.caches = streams
     metrics.groups = view.engine.statuses

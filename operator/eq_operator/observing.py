@@ -5,6 +5,9 @@ worker on every indexed object (quadratic start-up), and its workers cost about 
 and 3.7 KiB per pod before any work of ours. A cache keeps no object: the view parses each one
 into what the engine needs. Only this path changes the engine's state.
 
+ElasticQuotaProfiles, the nodes and the quotas that are trees' roots also go to the node
+pools (`pools.py`), which keep the roots as the profiles say.
+
 PodGroups are followed in each of their three APIs (`eq_engine.gangs.POD_GROUP_KINDS`) where the
 cluster serves it: a kind the cluster lacks (a CRD not installed, an alpha API switched off)
 counts as empty and is asked for again now and then (the kit's optional kinds).
@@ -22,6 +25,7 @@ from eq_kit.caching import (
     DISRUPTION_BUDGETS,
     NODES,
     PODS,
+    PROFILES,
     QUOTAS,
     Caches,
     Kind,
@@ -31,6 +35,7 @@ from eq_kit.caching import (
 )
 from eq_kit.kube import Http
 
+from .pools import Pools
 from .view import ClusterView
 
 
@@ -43,14 +48,36 @@ class _Sink:
         self.observe(obj)  # the view finds the same interned key
 
 
-def caches(http: Http, view: ClusterView, namespaces: Iterable[str] = ()) -> Caches:
-    """ElasticQuotas, Pods, PodDisruptionBudgets and PodGroups (in `namespaces`, or
-    everywhere) and Nodes, into `view`."""
+def caches(http: Http, view: ClusterView, pools: Pools, namespaces: Iterable[str] = ()) -> Caches:
+    """ElasticQuotas, Pods, PodDisruptionBudgets, PodGroups and ElasticQuotaProfiles (in
+    `namespaces`, or everywhere) and Nodes, into `view`, and what node pools need into
+    `pools`."""
+
+    def observe_quota(body: Mapping[str, Any]) -> None:
+        view.observe_quota(body)
+        pools.observe_quota(body)
+
+    def forget_quota(key: str) -> None:
+        view.forget_quota(key)
+        pools.forget_quota(key)
+
+    def observe_node(body: Mapping[str, Any]) -> None:
+        node = view.observe_node(body)
+        if node is None:
+            pools.forget_node(body["metadata"]["name"])
+        else:
+            pools.observe_node(node)
+
+    def forget_node(key: str) -> None:
+        view.forget_node(key)
+        pools.forget_node(key)
+
     sinks: dict[Kind, Sink] = {
-        QUOTAS: _Sink(view.observe_quota, view.forget_quota),
+        QUOTAS: _Sink(observe_quota, forget_quota),
         PODS: _Sink(view.observe_pod, view.forget_pod),
-        NODES: _Sink(view.observe_node, view.forget_node),
+        NODES: _Sink(observe_node, forget_node),
         DISRUPTION_BUDGETS: _Sink(view.observe_disruption_budget, view.forget_disruption_budget),
+        PROFILES: _Sink(pools.observe_profile, pools.forget_profile),
     }
     for kind in POD_GROUP_KINDS:
         sinks[pod_groups(kind.group, kind.version)] = _Sink(

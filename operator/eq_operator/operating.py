@@ -12,12 +12,14 @@ import time
 from typing import Protocol
 
 from eq_engine import Problem
+from eq_engine.profiles import KIND as PROFILE_KIND
 
 from .admitting import Admitter
 from .builtins import Builtins
 from .events import Recorder
 from .logs import logger
 from .metrics import Metrics
+from .pools import Pools
 from .reclaiming import Reclaimer
 from .settings import OperatorSettings
 from .view import ClusterView, Ref
@@ -40,6 +42,7 @@ class Loop:
         admitter: Admitter,
         reclaimer: Reclaimer,
         builtins: Builtins,
+        pools: Pools,
         events: Recorder,
         metrics: Metrics,
         settings: OperatorSettings,
@@ -47,7 +50,7 @@ class Loop:
         ready: Readiness,
     ) -> None:
         self._view, self._writer, self._reclaimer = view, writer, reclaimer
-        self._builtins = builtins
+        self._builtins, self._pools = builtins, pools
         self._ready = ready
         self._admitter = admitter
         self._admit = True  # something changed since the last admission round
@@ -78,6 +81,7 @@ class Loop:
                 acting = self.leading and self._view.synced
                 if acting:
                     await self._builtins.ensure()
+                    await self._pools.ensure()
                 if acting and self._view.news:
                     await self.report_unreadable()
                 if acting and now >= self._next_audit:
@@ -132,7 +136,7 @@ class Loop:
 
     async def report_problems(self) -> None:
         """Log, and record as an Event on the object, each problem not reported before."""
-        problems = set(self._view.engine.problems)
+        problems = {*self._view.engine.problems, *self._pools.problems}
         for problem in sorted(problems - self._reported):
             logger.warning("%s", problem, extra={"object": f"{problem.kind} {problem.ref}"})
             ref = self._ref(problem)
@@ -147,6 +151,8 @@ class Loop:
 
     def _ref(self, problem: Problem) -> Ref | None:
         namespace, _, name = problem.ref.partition("/")
+        if problem.kind == PROFILE_KIND:
+            return self._pools.ref(problem.ref)
         if problem.kind == "Pod":
             pod = self._view.engine.pod(problem.ref)
             return None if pod is None else Ref("v1", "Pod", namespace, name, pod.uid)

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from eq_engine import (
     GroupStatus,
+    Node,
     ObjectError,
     QuotaEngine,
     format_resource_list,
@@ -156,15 +157,18 @@ class ClusterView:
         self.unreadable.pop(f"Pod {key}", None)
         self.dirty = True
 
-    def observe_node(self, body: Mapping[str, Any]) -> None:
+    def observe_node(self, body: Mapping[str, Any]) -> Node | None:
+        """The node as read (None: unreadable, not counted), for the node pools too."""
         self.dirty = True
         try:
-            self.engine.set_node(parse_node(cast(RawNode, body)))
+            node = parse_node(cast(RawNode, body))
         except ObjectError as error:
             self.engine.remove_node(body["metadata"]["name"])
             self._unreadable(_ref(body, "v1", "Node"), error)
-        else:
-            self.unreadable.pop(f"Node /{body['metadata']['name']}", None)  # readable again
+            return None
+        self.engine.set_node(node)
+        self.unreadable.pop(f"Node /{node.name}", None)  # readable again
+        return node
 
     def forget_node(self, key: str) -> None:
         self.engine.remove_node(key)

@@ -20,6 +20,7 @@ from eq_operator.builtins import Builtins
 from eq_operator.events import Recorder
 from eq_operator.metrics import Metrics
 from eq_operator.operating import Loop
+from eq_operator.pools import Pools
 from eq_operator.reclaiming import Cluster, ClusterApi, Outcome, Reclaimer
 from eq_operator.settings import OperatorSettings, ReclaimSettings
 from eq_operator.view import ClusterView, Ref
@@ -126,9 +127,19 @@ async def in_process(
             view, writer, events, metrics, hold=settings.admission_hold, clock=clock
         )
         builtins = Builtins(http, limiter, view, settings.engine, clock=clock)
-        caches = observing.caches(http, view)
+        pools = Pools(http, limiter, clock=clock)
+        caches = observing.caches(http, view, pools)
         loop = Loop(
-            view, writer, admitter, reclaimer, builtins, events, metrics, settings, ready=caches
+            view,
+            writer,
+            admitter,
+            reclaimer,
+            builtins,
+            pools,
+            events,
+            metrics,
+            settings,
+            ready=caches,
         )
         parts = InProcess(api, http, view, writer, admitter, reclaimer, events, loop, caches)
         caches.start()

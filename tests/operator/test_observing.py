@@ -11,7 +11,9 @@ from eq_engine import EngineConfig, QuotaEngine
 from eq_engine.admission import admissions
 from eq_engine.gangs import POD_GROUP_KINDS
 from eq_kit.kube import Http
+from eq_kit.throttling import TokenBucket
 from eq_operator import observing
+from eq_operator.pools import Pools
 from eq_operator.view import ClusterView
 from kubernetes_asyncio import client
 
@@ -50,8 +52,9 @@ async def test_each_pod_group_api_is_followed_where_the_cluster_serves_it():
         configuration = client.Configuration(host=api.url)
         async with client.ApiClient(configuration) as session:
             seen = view()
-            streams = observing.caches(Http(session), seen)
+            streams = observing.caches(Http(session), seen, Pools(Http(session), TokenBucket(0, 0)))
             assert sorted(r.kind.name for r in streams.reflectors if r.kind.optional) == [
+                "ElasticQuotaProfile",
                 "PodGroup.scheduling.k8s.io",
                 "PodGroup.scheduling.sigs.k8s.io",
                 "PodGroup.scheduling.x-k8s.io",
@@ -61,6 +64,7 @@ async def test_each_pod_group_api_is_followed_where_the_cluster_serves_it():
                 await streams.wait_ready()  # the two APIs not served count as empty
                 served = {r.kind.group: r.served for r in streams.reflectors if r.kind.optional}
                 assert served == {
+                    "quota.koordinator.sh": True,  # the chart's CRD, as the ElasticQuota's
                     "scheduling.sigs.k8s.io": False,
                     "scheduling.x-k8s.io": True,
                     "scheduling.k8s.io": False,
@@ -130,7 +134,7 @@ async def test_disruption_budgets_are_followed_and_one_that_does_not_read_is_rep
         configuration = client.Configuration(host=api.url)
         async with client.ApiClient(configuration) as session:
             seen = view()
-            streams = observing.caches(Http(session), seen)
+            streams = observing.caches(Http(session), seen, Pools(Http(session), TokenBucket(0, 0)))
             streams.start()
             try:
                 await streams.wait_ready()

@@ -1,0 +1,168 @@
+"""Node pools: each ElasticQuotaProfile's root ElasticQuota, kept as its profile and the nodes
+say, as Koordinator's profile controller keeps it (`eq_engine.profile_roots` says what a root
+holds, and what is ours where profiles overlap).
+
+The watch feeds the profiles, the nodes and the roots in; the leader writes a root that is
+missing (created), or whose owned labels, annotations, min or max differ (a merge patch of those
+keys alone: the quota's other labels, annotations and its children stay). A root deleted by
+hand is created again; a profile deleted leaves its root as it was (it may have children: the
+webhook protects it while it has). Only changes that can move a root wake the reconciling: a
+node's heartbeat does not.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from eq_engine import Node, ObjectError, Problem, keys
+from eq_engine.profile_roots import RootQuota, desired_roots, root_body, root_patch
+from eq_engine.profiles import KIND, Profile, parse_profile
+from eq_kit.backoff import Backoff
+from eq_kit.caching import PROFILES, QUOTAS, key_of
+from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http
+from eq_kit.throttling import TokenBucket
+
+from .logs import logger
+from .view import Ref
+
+JSON = "application/json"
+_ROOT_ANNOTATIONS = (keys.TOTAL_RESOURCE, keys.UNSCHEDULABLE_RESOURCE)
+
+
+class Pools:
+    """The profiles, nodes and roots the watch shows, and the writes that keep the roots."""
+
+    def __init__(
+        self, http: Http, limiter: TokenBucket, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._http, self._limiter, self._clock = http, limiter, clock
+        self._profiles: dict[str, Profile] = {}
+        self._unreadable: dict[str, Problem] = {}
+        self._nodes: dict[str, Node] = {}
+        self._roots: dict[str, Mapping[str, Any]] = {}
+        """Quotas labelled as a tree's root (or named by a profile), by `namespace/name`."""
+        self._dirty = True
+        self._retry = Backoff(first=1.0, cap=5.0)
+        self.problems: tuple[Problem, ...] = ()
+        """The profiles' problems as of the last reconciling, for Events."""
+
+    # ---------------------------------------------------------------- the watch
+
+    def observe_profile(self, body: Mapping[str, Any]) -> None:
+        key = key_of(body)
+        try:
+            profile = parse_profile(body)
+        except ObjectError as error:
+            self._profiles.pop(key, None)
+            self._unreadable[key] = Problem(KIND, key, error.field, error.message)
+        else:
+            self._unreadable.pop(key, None)
+            self._profiles[key] = profile
+        self._dirty = True
+
+    def forget_profile(self, key: str) -> None:
+        self._profiles.pop(key, None)
+        self._unreadable.pop(key, None)
+        self._dirty = True
+
+    def observe_node(self, node: Node) -> None:
+        if self._nodes.get(node.name) != node:
+            self._nodes[node.name] = node
+            self._dirty = True
+
+    def forget_node(self, name: str) -> None:
+        if self._nodes.pop(name, None) is not None:
+            self._dirty = True
+
+    def observe_quota(self, body: Mapping[str, Any]) -> None:
+        """Keep the quotas a root may be (labelled as one, or named by a profile), as far as a
+        profile writes them: the operator's own status writes on a root wake nothing."""
+        key = key_of(body)
+        metadata = body["metadata"]
+        labels = metadata.get("labels") or {}
+        if keys.IS_ROOT in labels or keys.PROFILE in labels or self._named(key):
+            annotations = metadata.get("annotations") or {}
+            written = {
+                "metadata": {
+                    "labels": labels,
+                    "annotations": {
+                        k: annotations[k] for k in _ROOT_ANNOTATIONS if k in annotations
+                    },
+                },
+                "spec": body.get("spec") or {},
+            }
+            if self._roots.get(key) != written:
+                self._roots[key] = written
+                self._dirty = True
+        elif self._roots.pop(key, None) is not None:
+            self._dirty = True
+
+    def forget_quota(self, key: str) -> None:
+        if self._roots.pop(key, None) is not None:
+            self._dirty = True
+
+    def _named(self, key: str) -> bool:
+        return any(profile.root_ref == key for profile in self._profiles.values())
+
+    def ref(self, key: str) -> Ref | None:
+        """The profile `namespace/name`, for an Event on it."""
+        profile = self._profiles.get(key)
+        if profile is None:
+            return None
+        return Ref(PROFILES.api_version, KIND, profile.namespace, profile.name, profile.uid)
+
+    # ---------------------------------------------------------------- the leader's writes
+
+    async def ensure(self) -> None:
+        """Write every root that differs from what its profile makes now (leader only, caches
+        listed), unless nothing moved since, or the last attempt failed less than a backoff
+        ago."""
+        if not self._dirty or not self._retry.due(self._clock()):
+            return
+        self._dirty = False
+        wanted = desired_roots(self._profiles.values(), self._nodes.values())
+        self.problems = tuple(sorted([*wanted.problems, *self._unreadable.values()]))
+        for root in wanted.roots:
+            try:
+                await self._write(root)
+            except (ApiError, *TRANSPORT_ERRORS) as error:
+                self._failed(root, error)
+                return
+        self._retry.reset()
+
+    async def _write(self, root: RootQuota) -> None:
+        existing = self._roots.get(root.ref)
+        if existing is None:
+            try:
+                await self._send("POST", QUOTAS.url(root.namespace), root_body(root))
+                logger.info("created the root %s of tree %s", root.ref, root.tree_id)
+                return
+            except ApiError as error:
+                if error.status != 409:
+                    raise
+                existing = {}  # a quota of that name the profile takes over: every key
+        patch = root_patch(root, existing)
+        if patch is not None:
+            path = f"{QUOTAS.url(root.namespace)}/{root.name}"
+            await self._send("PATCH", path, patch, content_type=MERGE)
+            logger.info("updated the root %s of tree %s", root.ref, root.tree_id)
+
+    async def _send(
+        self, method: str, path: str, body: Mapping[str, Any], content_type: str = JSON
+    ) -> None:
+        await self._limiter.acquire()
+        await self._http.send(method, path, body, content_type=content_type)
+
+    def _failed(self, root: RootQuota, error: Exception) -> None:
+        now = self._clock()
+        self._retry.failed(now)
+        self._dirty = True
+        logger.warning(
+            "could not write the root %s of profile %s (%r); trying again in %.1fs",
+            root.ref,
+            root.profile,
+            error,
+            self._retry.not_before - now,
+        )

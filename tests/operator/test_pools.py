@@ -1,0 +1,119 @@
+"""Node pools through the operator process: each ElasticQuotaProfile becomes its tree's root
+ElasticQuota, kept as the profile and the nodes say (the seed's GPU cluster: A100 and V100
+pools, and a CPU node in no pool)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from eq_engine import keys
+from eq_engine.profiles import tree_hash
+
+from tests.kube import EVENTS, QUOTAS, store, stored
+from tests.operator.conftest import eventually, start_operator
+from tests.realistic import elastic_quota, elastic_quota_profile, node
+
+GPU = "nvidia.com/gpu"
+KEYS = ["cpu", "memory", GPU]
+
+
+def gpu_node(name: str, model: str) -> dict[str, Any]:
+    return node(name, cpu="32", labels={"gpu-model": model}, extra={GPU: "5"})
+
+
+def profile(model: str) -> dict[str, Any]:
+    return elastic_quota_profile(
+        model,
+        "gpu-pools",
+        quota_name=model,
+        node_selector={"matchLabels": {"gpu-model": model}},
+        resource_keys=KEYS,
+    )
+
+
+def root(api: Any, name: str) -> dict[str, Any] | None:
+    return next((q for q in stored(api, QUOTAS) if q["metadata"]["name"] == name), None)
+
+
+def total(api: Any, name: str) -> dict[str, str] | None:
+    found = root(api, name)
+    annotations = {} if found is None else found["metadata"].get("annotations") or {}
+    text = annotations.get(keys.TOTAL_RESOURCE)
+    return None if text is None else json.loads(text)
+
+
+def problems(api: Any) -> dict[str, str]:
+    return {
+        e["involvedObject"]["name"]: e["message"]
+        for e in stored(api, EVENTS)
+        if e.get("reason") == "ConfigurationProblem"
+        and e["involvedObject"]["kind"] == "ElasticQuotaProfile"
+    }
+
+
+async def test_profiles_make_their_roots_and_follow_the_nodes(api, client, tmp_path):
+    store(
+        api,
+        gpu_node("a100-1", "a100"),
+        gpu_node("a100-2", "a100"),
+        gpu_node("v100-1", "v100"),
+        gpu_node("v100-2", "v100"),
+        node("cpu-1", cpu="16"),
+        profile("a100"),
+        profile("v100"),
+        elastic_quota_profile(
+            "h100",
+            "gpu-pools",
+            quota_name="h100",
+            node_selector={"matchLabels": {"gpu-model": "h100"}},
+        ),
+    )
+    operator = await start_operator(tmp_path, api)
+    try:
+        await eventually(
+            lambda: total(api, "a100") is not None and total(api, "v100") is not None,
+            what="the roots of the A100 and V100 pools",
+        )
+        a100 = root(api, "a100")
+        assert a100 is not None
+        labels = a100["metadata"]["labels"]
+        assert labels[keys.IS_ROOT] == "true" and labels[keys.PROFILE] == "a100"
+        assert labels[keys.TREE_ID] == tree_hash("gpu-pools", "a100")
+        assert total(api, "a100")[GPU] == total(api, "v100")[GPU] == "10"
+        assert a100["spec"]["min"][GPU] == "10" and set(a100["spec"]["min"]) == set(KEYS)
+
+        # the default tree keeps the CPU node and what the pools leave: no GPU
+        await eventually(
+            lambda: _runtime(api, "koordinator-root-quota").get(GPU) == "0",
+            what="the default tree's total without the pools' GPUs",
+        )
+
+        await eventually(lambda: "h100" in problems(api), what="a Warning on the empty profile")
+        assert "matches no node: its tree's total is 0" in problems(api)["h100"]
+
+        # a node joins the A100 pool; a user's label on the root stays
+        await client.patch(
+            elastic_quota("a100", "gpu-pools"), {"metadata": {"labels": {"team": "platform"}}}
+        )
+        joining = gpu_node("a100-3", "a100")
+        for server_set in ("resourceVersion", "uid", "creationTimestamp"):
+            del joining["metadata"][server_set]  # the kubelet registers a node without them
+        await client.create(joining)
+        await eventually(
+            lambda: (total(api, "a100") or {}).get(GPU) == "15", what="the A100 pool's new total"
+        )
+        a100 = root(api, "a100")
+        assert a100 is not None and a100["metadata"]["labels"]["team"] == "platform"
+
+        # a root deleted by hand comes back
+        await client.delete(elastic_quota("v100", "gpu-pools"))
+        await eventually(lambda: total(api, "v100") is not None, what="the V100 root again")
+    finally:
+        await operator.stop()
+
+
+def _runtime(api: Any, name: str) -> dict[str, str]:
+    found = root(api, name)
+    annotations = {} if found is None else found["metadata"].get("annotations") or {}
+    return json.loads(annotations.get(keys.RUNTIME, "{}"))
