@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -100,6 +100,15 @@ def tree_hash(namespace: str, name: str) -> str:
     for byte in f"{namespace}/{name}".encode():
         value = ((value ^ byte) * _FNV_PRIME) & _MASK
     return str(value)
+
+
+def profile_of_tree(profiles: Iterable[Profile], tree_id: str) -> Profile | None:
+    """The profile that made tree `tree_id` (the oldest, should several name it), whose node
+    selector keeps the tree's pods on its pool; None for the default tree ("") or no profile.
+    Koordinator's pod webhook takes the first profile labelled with the tree id."""
+    if not tree_id:
+        return None
+    return min((p for p in profiles if p.tree_id == tree_id), key=lambda p: p.age, default=None)
 
 
 def tree_label_patch(profile: Profile) -> dict[str, Any] | None:

@@ -41,7 +41,7 @@ class Requirement:
 
     def __str__(self) -> str:
         """`zone In [a, b]`, `gpu Exists`: as a message shows it."""
-        values = f" [{', '.join(self.values)}]" if self.operator in _WITH_VALUES else ""
+        values = f" [{', '.join(self.values)}]" if self.values else ""
         return f"{self.key} {self.operator}{values}"
 
 

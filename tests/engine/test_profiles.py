@@ -15,7 +15,13 @@ import pytest
 from eq_engine import ObjectError
 from eq_engine.problems import Problem
 from eq_engine.profile_roots import MAX_TEXT, root_body, root_patch
-from eq_engine.profiles import DEFAULT_KEYS, parse_profile, tree_hash, tree_label_patch
+from eq_engine.profiles import (
+    DEFAULT_KEYS,
+    parse_profile,
+    profile_of_tree,
+    tree_hash,
+    tree_label_patch,
+)
 from eq_engine.quantities import resource_list
 
 from tests.engine.profile_objects import (
@@ -151,6 +157,19 @@ def test_the_tree_id_is_the_label_else_the_hash_of_namespace_and_name(
     assert patch == (
         None if labels.get(P + "tree-id") else {"metadata": {"labels": {P + "tree-id": tree_id}}}
     )
+
+
+def test_the_profile_of_a_tree_is_the_oldest_naming_it_and_the_default_tree_has_none() -> None:
+    tree1 = {P + "tree-id": "tree1"}
+    profiles = [
+        parse_profile(profile("newer", A, labels=tree1, created="2025-12-02T00:00:00Z")),
+        parse_profile(profile("older", B, labels=tree1, created="2025-12-01T00:00:00Z")),
+        parse_profile(profile("hashed", A)),  # no label: its tree id is the hash
+    ]
+    assert profile_of_tree(profiles, "tree1") is profiles[1]
+    assert profile_of_tree(profiles, fnv64a("kube-system/hashed")) is profiles[2]
+    assert profile_of_tree(profiles, "tree3") is None
+    assert profile_of_tree(profiles, "") is None  # the default tree: no pool
 
 
 def test_a_profile_reads_every_field_it_uses() -> None:
