@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from eq_engine import ObjectError, Pod, Quota, parse_pod, parse_quota
+from eq_engine.affinity import pool_affinity
 from eq_engine.catalog import quota_problem
 from eq_engine.gating import gate_exemption
 from eq_engine.keys import ADMISSION_GATE
@@ -126,32 +127,58 @@ def _review_pod(review: Review, state: ClusterState) -> Verdict:
     return review_pod(review.operation, new=new, old=old, catalog=state.catalog)
 
 
-def gate(review: Review, *, state: ClusterState, enabled: bool) -> tuple[dict[str, Any], str]:
+def gate(
+    review: Review, *, state: ClusterState, enabled: bool, pools: bool
+) -> tuple[dict[str, Any], str]:
     """The response to a pod CREATE sent to the mutating endpoint, and its result for the
     metrics: the admission gate added (`gated`) unless `gating.gate_exemption` exempts the pod
-    (`allowed`).
+    (`allowed`); with `pools`, the node affinity of its quota tree's pool added too
+    (`pool_affinity`), with a warning when the pod's own constraints exclude that pool.
 
     The pod is read as kube-apiserver sends it to mutating admission: often with
     `generateName` and no name yet, and the namespace in the request. Never a denial: the
     validating endpoint judges the pod. A pod that cannot be read, or a webhook that has not
-    loaded the tree yet, lets the pod through ungated, as the failure policy would; an
+    loaded the tree yet, lets the pod through unchanged, as the failure policy would; an
     unreadable pod is logged with the reason and counted (`unreadable`)."""
     if review.kind != "Pod":
         raise BadReview(f"request.kind.kind: this endpoint gates Pod, not {review.kind}")
-    if not enabled or review.operation is not Operation.CREATE or not state.ready:
+    if not (enabled or pools) or review.operation is not Operation.CREATE or not state.ready:
         return response(review.uid, allowed=True), "allowed"
     assert review.object is not None
     try:
         pod = parse_pod(cast(RawPod, review.object), namespace=review.namespace)
+        patch, warnings = _pool_affinity(review.object, pod, state) if pools else ([], [])
     except ObjectError as error:
-        logger.warning("letting a pod through ungated: cannot read it: %s", error)
+        logger.warning("letting a pod through unchanged: cannot read it: %s", error)
         return response(review.uid, allowed=True), "unreadable"
-    if gate_exemption(pod, state.catalog) is not None:
-        return response(review.uid, allowed=True), "allowed"
-    entry = {"name": ADMISSION_GATE}
-    patch: list[dict[str, Any]] = (
-        [{"op": "add", "path": "/spec/schedulingGates/-", "value": entry}]
-        if pod.scheduling_gates
-        else [{"op": "add", "path": "/spec/schedulingGates", "value": [entry]}]
-    )
-    return response(review.uid, allowed=True, patch=patch), "gated"
+    result = "allowed"
+    if enabled and gate_exemption(pod, state.catalog) is None:
+        result = "gated"
+        entry = {"name": ADMISSION_GATE}
+        patch.append(
+            {"op": "add", "path": "/spec/schedulingGates/-", "value": entry}
+            if pod.scheduling_gates
+            else {"op": "add", "path": "/spec/schedulingGates", "value": [entry]}
+        )
+    message = response(review.uid, allowed=True, patch=patch, warnings=warnings)
+    return message, result
+
+
+def _pool_affinity(
+    raw: Mapping[str, Any], pod: Pod, state: ClusterState
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The patch and warnings that keep a pod of a node pool's quota tree on that pool's
+    nodes; none for a pod of the default tree, or of a tree no profile makes."""
+    catalog = state.catalog
+    quota = catalog.quotas.get(catalog.membership(pod).group)
+    if quota is None or not quota.tree_id:
+        return [], []
+    profile = state.pool(quota.tree_id)
+    if profile is None:
+        return [], []
+    pool = f"ElasticQuotaProfile {profile.ref}"
+    affinity = pool_affinity(raw, profile.node_selector, pool=pool)
+    warnings = [
+        f"Pod of group {quota.name}, quota tree {quota.tree_id!r}: {w}" for w in affinity.warnings
+    ]
+    return affinity.patch, warnings

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import signal
 
-from eq_kit.caching import NODES, QUOTAS, Caches, reflectors
+from eq_kit.caching import NODES, PROFILES, QUOTAS, Caches, Kind, Sink, reflectors
 from eq_kit.kube import Http
 from eq_kit.probes import probes_app, start_site
 from kubernetes_asyncio import client
@@ -31,12 +31,19 @@ async def serve(settings: WebhookSettings, api: client.ApiClient) -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     http = Http(api)
-    state.caches = Caches(reflectors(http, {QUOTAS: state.quotas, NODES: state.nodes}))
+    sinks: dict[Kind, Sink] = {QUOTAS: state.quotas, NODES: state.nodes, PROFILES: state.profiles}
+    state.caches = Caches(reflectors(http, sinks))
     state.caches.start()
     tasks = [asyncio.create_task(reload_certificates(context, files, settings.cert_check_interval))]
     runners = [
         await start_site(
-            admission_app(state, pod_lister(http), metrics, gate_pods=settings.gate_pods),
+            admission_app(
+                state,
+                pod_lister(http),
+                metrics,
+                gate_pods=settings.gate_pods,
+                pool_affinity=settings.pool_affinity,
+            ),
             settings.address,
             settings.port,
             context,

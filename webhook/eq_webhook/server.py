@@ -71,7 +71,12 @@ async def reload_certificates(context: ssl.SSLContext, files: TLSFiles, interval
 
 
 def admission_app(
-    state: ClusterState, list_pods: PodLister, metrics: Metrics, *, gate_pods: bool
+    state: ClusterState,
+    list_pods: PodLister,
+    metrics: Metrics,
+    *,
+    gate_pods: bool,
+    pool_affinity: bool,
 ) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY)
     for kind in KINDS:
@@ -83,7 +88,7 @@ def admission_app(
         app.router.add_post(_PATHS[kind], _handler(kind, validate, metrics))
 
     async def mutate(review: Review) -> tuple[dict[str, Any], str]:
-        return deciding.gate(review, state=state, enabled=gate_pods)
+        return deciding.gate(review, state=state, enabled=gate_pods, pools=pool_affinity)
 
     app.router.add_post(GATE_PATH, _handler("Pod", mutate, metrics))
     return app

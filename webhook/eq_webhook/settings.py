@@ -29,4 +29,8 @@ class WebhookSettings:
     gate_pods: bool = True
     """Add the admission gate to new pods of limited groups at /mutate/pods (false: that
     endpoint lets every pod through unchanged)."""
+    pool_affinity: bool = True
+    """Add to new pods of a node pool's quota tree a required node affinity to that pool's
+    nodes, from its ElasticQuotaProfile, at /mutate/pods (false: pods are placed anywhere;
+    their quota still counts in their group's tree)."""
     engine: EngineConfig = field(default_factory=EngineConfig)

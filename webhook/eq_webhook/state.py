@@ -1,6 +1,7 @@
-"""What the webhook knows of the cluster: ElasticQuota objects and node capacity.
+"""What the webhook knows of the cluster: ElasticQuota objects, node capacity, and the
+ElasticQuotaProfiles that say which nodes each quota tree's pods belong on.
 
-Fed by the kit's list-then-watch caches (`quotas` and `nodes` are their sinks); read by
+Fed by the kit's list-then-watch caches (`quotas`, `nodes` and `profiles` are their sinks); read by
 `deciding.py`. The catalog is rebuilt lazily, at the first review after a change, so a burst
 of watch events costs one rebuild.
 """
@@ -20,11 +21,12 @@ from eq_engine import (
     parse_quota,
 )
 from eq_engine.catalog import Catalog, build_catalog
+from eq_engine.profiles import Profile, parse_profile, profile_of_tree
 from eq_kit.caching import Caches
 
 from .logs import logger
 
-_Parsed = TypeVar("_Parsed", Quota, Node)
+_Parsed = TypeVar("_Parsed", Quota, Node, Profile)
 
 
 class Parsed(Generic[_Parsed]):
@@ -54,6 +56,7 @@ class ClusterState:
         self.config = config
         self.quotas = Parsed(parse_quota, self._quotas_changed)
         self.nodes = Parsed(parse_node, self._nodes_changed)
+        self.profiles = Parsed(parse_profile, lambda: None)
         self._catalog: Catalog | None = None
         self._capacity: dict[str, int] | None = None
         self.caches = Caches(())
@@ -74,6 +77,10 @@ class ClusterState:
         if self._capacity is None:
             self._capacity = cluster_capacity(self.nodes.objects.values())
         return self._capacity
+
+    def pool(self, tree_id: str) -> Profile | None:
+        """The profile whose pool quota tree `tree_id` covers (the profiles are few)."""
+        return profile_of_tree(self.profiles.objects.values(), tree_id)
 
     def _quotas_changed(self) -> None:
         self._catalog = None
