@@ -6,7 +6,8 @@ should hold.
 Read as Koordinator's profile controller reads it (pkg/quota-controller/profile at a7a1b76):
 
 - the tree id is the profile's `tree-id` label, else the decimal FNV-64a hash of
-  `namespace/name` (Koordinator then writes it on the profile as that label);
+  `namespace/name` (Koordinator then writes it on the profile as that label; the operator
+  writes nothing on a profile: the same hash gives the same id wherever it is needed);
 - `spec.resourceRatio` scales the pool's totals, when it is a number (Go's `ParseFloat`) greater
   than 0 and at most 1; anything else is ratio 1;
 - the `resource-keys` annotation (a JSON list) names the resources of the root's min and max;
@@ -109,14 +110,6 @@ def profile_of_tree(profiles: Iterable[Profile], tree_id: str) -> Profile | None
     if not tree_id:
         return None
     return min((p for p in profiles if p.tree_id == tree_id), key=lambda p: p.age, default=None)
-
-
-def tree_label_patch(profile: Profile) -> dict[str, Any] | None:
-    """The merge patch that labels a profile with its hashed tree id, as Koordinator does (its
-    pod webhook finds a tree's profile by that label); None when it has the label."""
-    if profile.tree_label:
-        return None
-    return {"metadata": {"labels": {keys.TREE_ID: profile.tree_id}}}
 
 
 def parse_profile(raw: Mapping[str, Any]) -> Profile:

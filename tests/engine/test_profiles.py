@@ -20,7 +20,6 @@ from eq_engine.profiles import (
     parse_profile,
     profile_of_tree,
     tree_hash,
-    tree_label_patch,
 )
 from eq_engine.quantities import resource_list
 
@@ -152,11 +151,6 @@ def test_the_tree_id_is_the_label_else_the_hash_of_namespace_and_name(
     assert parsed.tree_id == tree_id
     assert tree_hash("team-a", "gpu-pool") == fnv64a("team-a/gpu-pool")
     assert tree_hash("kube-system", "gpu-pool") != tree_hash("kube-syste", "mgpu-pool")
-    # Koordinator labels a profile with its hashed id; one labelled already is left alone
-    patch = tree_label_patch(parsed)
-    assert patch == (
-        None if labels.get(P + "tree-id") else {"metadata": {"labels": {P + "tree-id": tree_id}}}
-    )
 
 
 def test_the_profile_of_a_tree_is_the_oldest_naming_it_and_the_default_tree_has_none() -> None:
