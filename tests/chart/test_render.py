@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import datetime
 import subprocess
+from typing import Any
 
 import kubernetes_validate
 import pytest
@@ -156,14 +157,26 @@ def test_the_service_monitor_scrapes_both_metrics_services_and_only_them():
         assert target
 
 
-def test_the_crd_is_the_one_in_crds_kept_on_uninstall():
-    shipped = yaml.safe_load(
-        (helm.REPO / "crds" / "elasticquotas.scheduling.sigs.k8s.io.yaml").read_text()
-    )
-    crd = find(render(), "CustomResourceDefinition")
-    assert crd["metadata"]["annotations"].pop("helm.sh/resource-policy") == "keep"
-    assert crd["spec"] == shipped["spec"]
-    assert crd["metadata"]["annotations"] == shipped["metadata"]["annotations"]
+def shipped_crds() -> dict[str, dict[str, Any]]:
+    """The CRDs of crds/ by name: the ElasticQuota's and Koordinator's ElasticQuotaProfile."""
+    crds = [yaml.safe_load(path.read_text()) for path in (helm.REPO / "crds").glob("*.yaml")]
+    return {crd["metadata"]["name"]: crd for crd in crds}
+
+
+def test_the_crds_are_the_ones_in_crds_kept_on_uninstall():
+    shipped = shipped_crds()
+    assert set(shipped) == {
+        "elasticquotas.scheduling.sigs.k8s.io",
+        "elasticquotaprofiles.quota.koordinator.sh",
+    }
+    rendered = [o for o in render() if o["kind"] == "CustomResourceDefinition"]
+    assert sorted(o["metadata"]["name"] for o in rendered) == sorted(shipped)
+    for crd in rendered:
+        wanted = shipped[crd["metadata"]["name"]]
+        assert crd["metadata"]["annotations"].pop("helm.sh/resource-policy") == "keep"
+        assert crd["spec"] == wanted["spec"]
+        assert crd["metadata"]["annotations"] == wanted["metadata"]["annotations"]
+        assert crd["metadata"]["labels"]["app.kubernetes.io/component"] == "crd"
     assert not [o for o in render("crds.install=false") if o["kind"] == "CustomResourceDefinition"]
 
 
@@ -178,7 +191,7 @@ def test_without_an_image_helm_stops_and_says_how_to_give_one():
 def test_the_plain_manifests_install_what_the_readme_says():
     """The file users `kubectl apply`, read on its own: valid objects in koordinator-system, the
     webhook's certificate from cert-manager (no private key in a shared file), the README's
-    example image to replace, the CRD from crds/."""
+    example image to replace, the CRDs from crds/."""
     text = helm.RENDERED.read_text()
     objects = [o for o in yaml.safe_load_all(text) if o]
     for obj in objects:
@@ -195,10 +208,8 @@ def test_the_plain_manifests_install_what_the_readme_says():
     }
     assert images == {"registry.example.com/elastic-quota:0.1.0"}
     assert "registry.example.com/elastic-quota" in text.split("\n---", 1)[0]  # said at the top
-    shipped = yaml.safe_load(
-        (helm.REPO / "crds" / "elasticquotas.scheduling.sigs.k8s.io.yaml").read_text()
-    )
-    assert find(tuple(objects), "CustomResourceDefinition")["spec"] == shipped["spec"]
+    for name, crd in shipped_crds().items():
+        assert find(tuple(objects), "CustomResourceDefinition", name)["spec"] == crd["spec"]
 
 
 def test_the_plain_manifests_are_up_to_date_with_the_chart():
