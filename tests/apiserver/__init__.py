@@ -10,9 +10,13 @@ async with ApiServer(Config(window=100), serving=pod_group_crds()) as api:  # mo
     api.get("podgroups.scheduling.x-k8s.io", "train", "team-b")  # a CRD's objects: plural.group
     await api.go_down(); await api.come_up()
 
+The chart's CRDs are served from the start: the ElasticQuota's and Koordinator's
+ElasticQuotaProfile (`Config(profiles=False)`: a cluster without it).
+
 For kubectl (tests/kubectl.py runs it against `api.write_kubeconfig`): aggregated and legacy
 discovery, Tables (tables.py), `/openapi/v3` (openapi.py) with `fieldValidation` (schemas.py),
-merge, JSON and strategic merge patches (patching.py), label and field selectors. Not served:
+custom resources checked against their CRD's schema (schemas.py), merge, JSON and strategic merge
+patches (patching.py), label and field selectors. Not served:
 protobuf bodies (typed commands such as `kubectl create namespace`: 415), server-side apply,
 `/openapi/v2`, the scale subresource.
 

@@ -110,12 +110,45 @@ def already_exists(resource: str, group: str, name: str) -> ApiError:
     )
 
 
-def invalid(kind: str, name: str, causes: list[str], *, group: str = "") -> ApiError:
-    return ApiError(
-        422,
-        f'{kind} "{name}" is invalid: ' + ", ".join(causes),
-        details={"name": name, "group": group, "kind": kind},
-    )
+# A field error's type (its StatusCause reason) by the text its body starts with.
+_CAUSE_REASONS = {
+    "Required value": "FieldValueRequired",
+    "Invalid value": "FieldValueInvalid",
+    "Unsupported value": "FieldValueNotSupported",
+    "Forbidden": "FieldValueForbidden",
+    "Duplicate value": "FieldValueDuplicate",
+    "Not found": "FieldValueNotFound",
+    "Too long": "FieldValueTooLong",
+    "Too many": "FieldValueTooMany",
+    "Internal error": "InternalError",
+}
+
+
+def cause(error: str, reason: str = "") -> dict[str, str]:
+    """The StatusCause of a field error as its Error() reads (`spec.quotaName: Required value`):
+    its field, its body and its type, read off the body unless given (`FieldValueTypeInvalid`
+    reads `Invalid value` too)."""
+    field, _, body = error.partition(": ")
+    if not reason:
+        reason = next((r for text, r in _CAUSE_REASONS.items() if body.startswith(text)), "")
+    return {"reason": reason, "message": body, "field": field}
+
+
+def invalid(
+    kind: str, name: str, causes: list[str], *, group: str = "", reasons: list[str] | None = None
+) -> ApiError:
+    """422 Invalid as apimachinery's NewInvalid builds it: `Kind.group "name" is invalid: ` and the
+    field errors (`[a, b]` when more than one, repeats once), one StatusCause each (kubectl prints
+    those, a line each); `reasons`: the causes' types when their bodies do not say them."""
+    qualified = f"{kind}.{group}" if group else kind
+    unique = list(dict.fromkeys(causes))
+    listed = unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+    details: dict[str, Any] = {"name": name, "kind": kind} | ({"group": group} if group else {})
+    details["causes"] = [
+        cause(error, reason)
+        for error, reason in zip(causes, reasons or [""] * len(causes), strict=True)
+    ]
+    return ApiError(422, f'{qualified} "{name}" is invalid: {listed}', details=details)
 
 
 def internal(message: str) -> ApiError:

@@ -12,6 +12,9 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_FILE = REPO / "crds" / "elasticquotas.scheduling.sigs.k8s.io.yaml"
+PROFILE_CRD_FILE = REPO / "crds" / "elasticquotaprofiles.quota.koordinator.sh.yaml"
+"""Koordinator's ElasticQuotaProfile CRD, which the chart installs with the ElasticQuota's: the
+emulator serves it too unless `Config(profiles=False)`."""
 POD_GROUP_CRDS = tuple(
     REPO / "tests" / "crds" / f"podgroups.{group}.yaml"
     for group in ("scheduling.sigs.k8s.io", "scheduling.x-k8s.io", "scheduling.k8s.io")

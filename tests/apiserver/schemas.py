@@ -10,6 +10,12 @@ JSON object with a key twice) are not detected: the body is decoded before this 
 
 Without the bundled definitions, built-ins are permissive (`x-kubernetes-preserve-unknown-fields`)
 and only custom resources are pruned.
+
+A custom resource's nulls where its schema allows none (no `nullable`, no `default`) are dropped
+as the decoder drops them; `validate` checks it against its CRD's schema as the custom resource
+strategy does, with kube-openapi's and apiextensions' messages: type (int-or-string, nullable),
+`required`, `enum`, `pattern`. Not checked: formats, bounds (lengths, items, properties,
+numbers), anyOf/oneOf/allOf/not, `x-kubernetes-validations` (CEL) and list types.
 """
 
 from __future__ import annotations
@@ -17,12 +23,14 @@ from __future__ import annotations
 import copy
 import functools
 import importlib.util
+import json
+import re
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from .errors import ApiError
+from .errors import ApiError, invalid
 from .resources import Resource
 
 JSON = dict[str, Any]
@@ -99,6 +107,8 @@ class Schemas:
         schema, structural = found
         unknown: list[str] = []
         pruned = _prune(obj, schema, "", structural, unknown, patch)
+        if resource.key in self.crds and not patch:  # a merge patch's nulls remove keys
+            pruned = _drop_nulls(pruned, self.crds[resource.key])
         if mode == "Ignore" or not unknown:
             return pruned, []
         texts = [f'unknown field "{path}"' for path in unknown]
@@ -110,6 +120,137 @@ class Schemas:
                 reason="BadRequest",
             )
         return pruned, texts
+
+    def validate(self, resource: Resource, obj: JSON, old: JSON | None = None) -> None:
+        """ApiError 422 Invalid when the custom resource `obj` does not fit its CRD's schema,
+        naming each field (`spec.quotaName: Required value`); nothing for built-ins. On update,
+        an error the stored object `old` had too is let be (CRD validation ratcheting)."""
+        schema = self.crds.get(resource.key)
+        if schema is None:
+            return
+        errors = _validate(obj, schema, "")
+        if old is not None and errors:
+            before = set(_validate(old, schema, ""))
+            errors = [error for error in errors if error not in before]
+        if errors:
+            raise invalid(
+                resource.kind,
+                obj["metadata"].get("name", ""),
+                [text for text, _ in errors],
+                group=resource.group,
+                reasons=[reason for _, reason in errors],
+            )
+
+
+FieldError = tuple[str, str]
+"""A field error as its Error() reads (`spec.quotaName: Required value`), and its type."""
+
+
+def _child(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _field_schema(schema: JSON | None, key: str) -> JSON | None:
+    """The schema of the object's field `key`: its property's, else `additionalProperties`."""
+    if schema is None:
+        return None
+    properties = schema.get("properties") or {}
+    if key in properties:
+        found: JSON = properties[key]
+        return found
+    extra = schema.get("additionalProperties")
+    return extra if isinstance(extra, dict) else None
+
+
+def _drop_nulls(value: Any, schema: JSON | None) -> Any:
+    """apiextensions' PruneNonNullableNullsWithoutDefaults: a field that is null where its schema
+    is neither nullable nor defaulted is dropped, at any depth."""
+    if isinstance(value, dict):
+        kept = {}
+        for key, item in value.items():
+            sub = _field_schema(schema, key)
+            if item is None and sub is not None and not (sub.get("nullable") or "default" in sub):
+                continue
+            kept[key] = _drop_nulls(item, sub)
+        return kept
+    if isinstance(value, list):
+        items = (schema or {}).get("items")
+        return [_drop_nulls(item, items if isinstance(items, dict) else None) for item in value]
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _quoted(value: Any) -> str:
+    """A bad value as field.Error prints it: strings quoted (%q), other scalars plain (%v)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, int | float) else json.dumps(value)
+
+
+def _validate(value: Any, schema: JSON, path: str) -> list[FieldError]:
+    """kube-openapi's validation of `value` at `path` (`spec.nodeSelector.matchExpressions[0]`),
+    as apiextensions turns its errors into field errors."""
+    types = ["integer", "string"] if schema.get("x-kubernetes-int-or-string") else []
+    if not types and schema.get("type"):
+        types = [schema["type"]]
+    found = "null" if value is None else _json_type(value)
+    fits = (
+        found in types
+        or (found == "null" and bool(schema.get("nullable")))
+        or (found == "integer" and "number" in types)
+        or (found == "number" and "integer" in types and float(value).is_integer())
+    )
+    if types and not fits:
+        detail = f'{path} in body must be of type {",".join(types)}: "{found}"'
+        return [(f'{path}: Invalid value: "{found}": {detail}', "FieldValueTypeInvalid")]
+    if value is None:
+        return []
+    errors: list[FieldError] = []
+    if "enum" in schema and json.dumps(value) not in {json.dumps(v) for v in schema["enum"]}:
+        allowed = ", ".join(
+            json.dumps(v if isinstance(v, str) else json.dumps(v)) for v in schema["enum"]
+        )
+        body = f"Unsupported value: {_quoted(value)}: supported values: {allowed}"
+        errors.append((f"{path}: {body}", "FieldValueNotSupported"))
+    pattern = schema.get("pattern")
+    if isinstance(value, str) and isinstance(pattern, str):
+        try:
+            matched = re.search(pattern, value) is not None
+        except re.error:  # RE2 syntax Python lacks: not checked
+            matched = True
+        if not matched:
+            detail = f"{path} in body should match '{pattern}'"
+            errors.append((f"{path}: Invalid value: {_quoted(value)}: {detail}", ""))
+    items = schema.get("items")
+    if isinstance(value, list) and isinstance(items, dict):
+        for i, item in enumerate(value):
+            errors += _validate(item, items, f"{path}[{i}]")
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        for key, item in value.items():
+            if key not in properties and isinstance(extra, dict):
+                errors += _validate(item, extra, _child(path, key))
+        for key, sub in properties.items():
+            if key in value:
+                errors += _validate(value[key], sub, _child(path, key))
+        for key in schema.get("required") or ():
+            if key not in value:
+                errors.append((f"{_child(path, key)}: Required value", "FieldValueRequired"))
+    return errors
 
 
 def _resolve(schema: JSON) -> JSON:

@@ -20,6 +20,7 @@ from .errors import ApiError, not_found
 from .faults import Fault, Faults
 from .resources import (
     BUILTINS,
+    PROFILE_CRD_FILE,
     Catalog,
     Resource,
     crd_as_served,
@@ -51,6 +52,9 @@ class Config:
     snapshot_ttl: float = 300.0
     """Seconds a paginated list's snapshot lives (etcd's compaction interval): later continue
     tokens get 410 Expired."""
+    profiles: bool = True
+    """Serve Koordinator's ElasticQuotaProfile CRD (quota.koordinator.sh/v1alpha1, `eqp`), as
+    the chart installs it with the ElasticQuota's; False: a cluster without it."""
 
 
 class ApiServer:
@@ -65,7 +69,9 @@ class ApiServer:
         serving: Iterable[dict[str, Any]] = (),
     ) -> None:
         """`crd`: the ElasticQuota CRD (the repository's by default); `serving`: other CRDs,
-        installed before the first request (tests/crds/)."""
+        installed before the first request (tests/crds/), besides the chart's ElasticQuotaProfile
+        CRD (`Config.profiles`), whose objects the helpers know as
+        `elasticquotaprofiles.quota.koordinator.sh`."""
         self.config = config or Config()
         crd = crd or load_crd()
         self.quotas = from_crd(crd, status_subresource=self.config.quota_status_subresource)
@@ -90,6 +96,8 @@ class ApiServer:
         self._runner: web.AppRunner | None = None
         self._site: web.TCPSite | None = None
         self.seed(crd_as_served(crd, self.quotas))
+        if self.config.profiles:
+            self.serve_crd(load_crd(PROFILE_CRD_FILE))
         for other in serving:
             self.serve_crd(other)
 

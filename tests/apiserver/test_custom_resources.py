@@ -73,7 +73,11 @@ async def test_a_crd_applied_with_kubectl_is_served_at_once(tmp_path: Path):
             ("team-b", "train", "4")
         ]
         crds = {r["NAME"] for r in rows((await kubectl.run("kubectl get crd")).out)}
-        assert crds == {"elasticquotas.scheduling.sigs.k8s.io", "podgroups.scheduling.x-k8s.io"}
+        assert crds == {
+            "elasticquotas.scheduling.sigs.k8s.io",
+            "elasticquotaprofiles.quota.koordinator.sh",  # the chart's, served from the start
+            "podgroups.scheduling.x-k8s.io",
+        }
 
 
 async def test_a_request_for_what_is_not_served_is_refused_but_recorded_for_rbac():

@@ -1,7 +1,7 @@
 """Writes: create (with generateName), update and patch of an object or its status, delete
 (graceful for pods on a node, held by finalizers), and a pod's eviction and binding. Each runs
-the mutating and validating admission webhooks (admission.py) and the registry's rules
-(strategies.py) in kube-apiserver's order."""
+the mutating and validating admission webhooks (admission.py), the registry's rules
+(strategies.py) and a custom resource's schema (schemas.py) in kube-apiserver's order."""
 
 from __future__ import annotations
 
@@ -64,6 +64,7 @@ async def create(
             base = meta["generateName"][:58]
             meta["name"] = base + "".join(random.choices(_NAME_ALPHABET, k=5))
         strategies.validate_create(resource, candidate)
+        api.schemas.validate(resource, candidate)
         if admit:
             check = Request("CREATE", resource, namespace, meta["name"], candidate, None, user)
             warnings += await api.admission.validate(check)
@@ -128,6 +129,7 @@ async def update(
             group=resource.group,
         )
     result = strategies.prepare_update(resource, sub, new, old)
+    api.schemas.validate(resource, result, old)
     check = Request("UPDATE", resource, namespace, name, result, old, user, sub)
     warnings += await api.admission.validate(check)
     if strategies.same(result, old):
