@@ -51,6 +51,7 @@ CHANGED = (
     "webhook.certCheckInterval=60",
     "gating.enabled=false",
     "gating.admissionHold=10",
+    "pools.nodeAffinity=false",
 )
 
 

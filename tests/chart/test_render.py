@@ -247,25 +247,38 @@ def test_new_pods_are_gated_through_a_mutating_webhook_that_fails_open():
     assert hook["clientConfig"]["caBundle"] == secret["data"]["ca.crt"]
     assert hook["failurePolicy"] == "Ignore" and hook["sideEffects"] == "None"
     assert [rule["operations"] for rule in hook["rules"]] == [["CREATE"]]
+    assert "objectSelector" not in hook  # a pod that opts out of the gate keeps its pool
+    (excluded,) = hook["namespaceSelector"]["matchExpressions"]
+    assert set(excluded["values"]) == {"kube-system", NAMESPACE}
+    webhook = find(objects, "Deployment", f"{RELEASE}-webhook")
+    assert env(webhook)["ELASTIC_QUOTA_GATE_PODS"] == "true"
+    assert env(webhook)["ELASTIC_QUOTA_POOL_AFFINITY"] == "true"
+    injected = find(render(*EVERYTHING), "MutatingWebhookConfiguration")["metadata"]["annotations"]
+    assert injected["cert-manager.io/inject-ca-from"] == f"{NAMESPACE}/{RELEASE}-webhook"
+
+
+def test_with_pool_affinity_off_opted_out_pods_are_not_even_sent():
+    (hook,) = find(render("pools.nodeAffinity=false"), "MutatingWebhookConfiguration")["webhooks"]
     (opt_out,) = hook["objectSelector"]["matchExpressions"]
     assert opt_out == {
         "key": "quota.scheduling.koordinator.sh/gate",
         "operator": "NotIn",
         "values": ["false"],
     }
-    (excluded,) = hook["namespaceSelector"]["matchExpressions"]
-    assert set(excluded["values"]) == {"kube-system", NAMESPACE}
-    webhook = find(objects, "Deployment", f"{RELEASE}-webhook")
-    assert env(webhook)["ELASTIC_QUOTA_GATE_PODS"] == "true"
-    injected = find(render(*EVERYTHING), "MutatingWebhookConfiguration")["metadata"]["annotations"]
-    assert injected["cert-manager.io/inject-ca-from"] == f"{NAMESPACE}/{RELEASE}-webhook"
 
 
-def test_with_gating_off_there_is_no_mutating_webhook():
+def test_with_gating_off_the_mutating_webhook_keeps_pods_in_their_pool():
     objects = render("gating.enabled=false")
-    assert not [o for o in objects if o["kind"] == "MutatingWebhookConfiguration"]
+    (hook,) = find(objects, "MutatingWebhookConfiguration")["webhooks"]
+    assert hook["clientConfig"]["service"]["path"] == "/mutate/pods"
     webhook = find(objects, "Deployment", f"{RELEASE}-webhook")
     assert env(webhook)["ELASTIC_QUOTA_GATE_PODS"] == "false"
+    assert env(webhook)["ELASTIC_QUOTA_POOL_AFFINITY"] == "true"
+
+
+def test_with_gating_and_pool_affinity_off_there_is_no_mutating_webhook():
+    objects = render("gating.enabled=false", "pools.nodeAffinity=false")
+    assert not [o for o in objects if o["kind"] == "MutatingWebhookConfiguration"]
 
 
 def test_a_network_policy_opens_the_webhooks_ports_and_only_them():
