@@ -171,9 +171,12 @@ def page(
     start, end = (
         datetime.fromtimestamp(s.at).strftime("%H:%M:%S") for s in (scrapes[0], scrapes[-1])
     )
-    variables = "".join(
-        f'<div class="var"><b>{label}</b><i>{value}</i></div>'
-        for label, value in (("Data source", "Prometheus"), ("Resource", "cpu"), ("Group", "All"))
+    variables = "".join(  # as the dashboard opens: its variables' current values
+        f'<div class="var"><b>{html.escape(label)}</b><i>{html.escape(value)}</i></div>'
+        for label, value in (
+            (v["label"], "Prometheus" if v["type"] == "datasource" else v["current"]["text"])
+            for v in dashboard["templating"]["list"]
+        )
     )
     text = (
         f"<!doctype html><html><head><meta charset='utf-8'><style>{CSS}</style></head><body>"

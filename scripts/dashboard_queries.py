@@ -3,8 +3,9 @@
 (Prometheus's bucket interpolation). Unlike Prometheus: a `[5m]` window is evaluated over the
 last `window` seconds, and rate is the counter's rise (resets handled) between the window's
 first and last samples over their time distance, without extrapolation to the window's edges.
-Variables: $resource=cpu, $group=All (every value of label_values(elastic_quota_group_runtime,
-group), as Grafana expands All)."""
+Variables: $resource=cpu, $tree=All (the variable's allValue `.*`, which also takes the default
+tree's groups, whose empty tree label Prometheus drops), $group=All (every value of
+label_values(elastic_quota_group_runtime, group), as Grafana expands All)."""
 
 from __future__ import annotations
 
@@ -235,7 +236,7 @@ def _variables(scrapes: list[Scrape]) -> dict[str, str]:
     )
     # Grafana's regex escaping for Prometheus, doubled for the PromQL string.
     escaped = (re.sub(r"[$^*{}\[\]'+?.()|]", r"\\\\\g<0>", g) for g in groups)
-    return {"resource": "cpu", "group": "(" + "|".join(escaped) + ")"}
+    return {"resource": "cpu", "tree": ".*", "group": "(" + "|".join(escaped) + ")"}
 
 
 def panel_lines(panel: dict[str, Any], scrapes: list[Scrape], window: float) -> list[Line]:

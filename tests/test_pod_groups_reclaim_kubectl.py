@@ -154,7 +154,7 @@ async def test_a_gang_is_reclaimed_whole_or_not_at_all(tmp_path: Path):
                     session.get(operator.probes + "/metrics") as response,
                 ):
                     page = await response.text()
-                assert 'elastic_quota_gang_evictions_total{group="borrower"} 1.0' in page
+                assert 'elastic_quota_gang_evictions_total{group="borrower",tree=""} 1.0' in page
         finally:
             await jobs.stop()
             await scheduler.stop()

@@ -12,7 +12,18 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
-_GROUP_LABELS = ["group", "namespace", "parent", "resource"]
+_GROUP_LABELS = ("group", "namespace", "parent", "tree")
+"""The labels of every group gauge (a gauge per resource adds `resource`), read from the group's
+status. `tree` is its quota tree's id ("": the default tree; a node pool's root is a group of its
+pool's tree). A group stays in the tree it was made in, so the label adds no series; its values
+are bounded by the number of node pools (ElasticQuotaProfiles)."""
+
+
+def _labels(status: GroupStatus) -> list[str]:
+    """The group's values of `_GROUP_LABELS`."""
+    return [status.name, status.namespace, status.parent or "", status.tree]
+
+
 _GROUP_VALUES = {
     **{
         name: f"The group's {name}, in canonical units (cpu in milli-cores, memory in bytes)."
@@ -32,15 +43,15 @@ class Metrics:
         r = self.registry
         self.evictions = Counter(
             "elastic_quota_evictions",
-            "Eviction attempts by group and result: evicted, blocked (a "
+            "Eviction attempts by group (and its tree) and result: evicted, blocked (a "
             "PodDisruptionBudget said no), gone (already deleted), failed, dry_run.",
-            ["group", "result"],
+            ["group", "tree", "result"],
             registry=r,
         )
         self.gang_evictions = Counter(
             "elastic_quota_gang_evictions",
-            "Gangs reclaimed whole (each counts once, whatever its pods), by group.",
-            ["group"],
+            "Gangs reclaimed whole (each counts once, whatever its pods), by group (and its tree).",
+            ["group", "tree"],
             registry=r,
         )
         self.gate_wait = Histogram(
@@ -81,18 +92,6 @@ class Metrics:
             ["kind", "result"],
             registry=r,
         )
-        self.waiting = Gauge(
-            "elastic_quota_group_waiting_pods",
-            "Pods of the group behind the admission gate, waiting for quota.",
-            ["group"],
-            registry=r,
-        )
-        self.waiting_gangs = Gauge(
-            "elastic_quota_group_waiting_gangs",
-            "Gangs of the group behind the admission gate, waiting for quota or for their pods.",
-            ["group"],
-            registry=r,
-        )
         self.gang_wait = Histogram(
             "elastic_quota_gang_wait_seconds",
             "Time from a gang's first pod's creation to the operator lifting the gang's gates.",
@@ -108,29 +107,19 @@ class Metrics:
         """The process's caches, whose state is exported when scraped."""
         self.groups: Callable[[], Iterable[GroupStatus]] = tuple
         """Every group's status as last computed (the engine's), exported when scraped."""
+        self.waiting: tuple[dict[str, int], dict[str, int]] = ({}, {})
+        """Pods and gangs waiting behind the admission gate per group (groups with some),
+        exported when scraped."""
         r.register(_CacheCollector(self))
         r.register(_GroupCollector(self))
-        self._waiting_pods: set[str] = set()
-        self._waiting_gangs: set[str] = set()
 
     def observe_request(self, verb: str, code: int, seconds: float) -> None:
         self.api_requests.labels(verb, str(code)).inc()
         self.api_latency.labels(verb).observe(seconds)
 
     def publish_waiting(self, pods: dict[str, int], gangs: dict[str, int]) -> None:
-        """Set the waiting gauges of groups with waiting pods (and gangs); drop them where
-        none wait."""
-        self._waiting_pods = _publish(self.waiting, self._waiting_pods, pods)
-        self._waiting_gangs = _publish(self.waiting_gangs, self._waiting_gangs, gangs)
-
-
-def _publish(gauge: Gauge, shown: set[str], per_group: dict[str, int]) -> set[str]:
-    """Set `gauge` per group, remove the groups no longer in `per_group`; the groups shown."""
-    for group in shown - per_group.keys():
-        gauge.remove(group)
-    for group, count in per_group.items():
-        gauge.labels(group).set(count)
-    return set(per_group)
+        """The pods and gangs waiting per group now (groups where none waits: absent)."""
+        self.waiting = (dict(pods), dict(gangs))  # replaced whole: a scrape reads either
 
 
 class _CacheCollector(Collector):
@@ -173,19 +162,54 @@ class _GroupCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         families = {
-            name: GaugeMetricFamily(f"elastic_quota_group_{name}", text, labels=_GROUP_LABELS)
+            name: GaugeMetricFamily(
+                f"elastic_quota_group_{name}", text, labels=[*_GROUP_LABELS, "resource"]
+            )
             for name, text in _GROUP_VALUES.items()
         }
         over_quota = GaugeMetricFamily(
             "elastic_quota_group_over_quota_pods",
             "The group's own scheduled pods labelled over-quota: what reclaim could take.",
-            labels=_GROUP_LABELS[:3],
+            labels=_GROUP_LABELS,
         )
+        waiting = [
+            GaugeMetricFamily(name, text, labels=_GROUP_LABELS)
+            for name, text in (
+                (
+                    "elastic_quota_group_waiting_pods",
+                    "Pods of the group behind the admission gate, waiting for quota.",
+                ),
+                (
+                    "elastic_quota_group_waiting_gangs",
+                    "Gangs of the group behind the admission gate, waiting for quota or for "
+                    "their pods.",
+                ),
+            )
+        ]
+        counts = self._metrics.waiting
+        unseen = {*counts[0], *counts[1]}
         for status in self._metrics.groups():
-            group = [status.name, status.namespace, status.parent or ""]
+            group = _labels(status)
             for name, family in families.items():
                 for resource, amount in (getattr(status, name) or {}).items():
                     family.add_metric([*group, resource], amount)
             over_quota.add_metric(group, status.over_quota_pods)
+            if status.name in unseen:
+                unseen.discard(status.name)
+                _add_waiting(waiting, counts, status.name, group)
+        for name in sorted(unseen):  # a group the engine no longer lists: settings unknown
+            _add_waiting(waiting, counts, name, [name, "", "", ""])
         yield from families.values()
         yield over_quota
+        yield from waiting
+
+
+def _add_waiting(
+    families: list[GaugeMetricFamily],
+    counts: tuple[dict[str, int], dict[str, int]],
+    name: str,
+    labels: list[str],
+) -> None:
+    for family, per_group in zip(families, counts, strict=True):
+        if name in per_group:
+            family.add_metric(labels, per_group[name])

@@ -205,6 +205,7 @@ class Reclaimer:
             plan = self._plans(leaving.union(self._evicted)).get(group)
             if plan is None:
                 break
+            tree = self._view.engine.status(group).tree  # for the metrics; it never changes
             new = {key for c in plan.candidates for key in c.keys if key not in known}
             victims = plan.victims(refused | new)
             if not attempts:
@@ -233,11 +234,11 @@ class Reclaimer:
                 if outcome is None:
                     continue  # a dry run reported it a moment ago
                 acted = acted or victim.key in leaving
-                self._metrics.evictions.labels(group, outcome.value).inc()
+                self._metrics.evictions.labels(group, tree, outcome.value).inc()
                 why = f"{reason}the pod requests {_shown(victim.request)}"
                 await self._record(group, victim, outcome, why)
             if candidate.gang and any(key in leaving for key in candidate.keys):
-                self._metrics.gang_evictions.labels(group).inc()
+                self._metrics.gang_evictions.labels(group, tree).inc()
         return acted
 
     def _plans(self, leaving: Collection[str]) -> dict[str, GroupReclaim]:

@@ -60,7 +60,10 @@ async def test_pods_wait_beyond_the_runtime_and_go_most_important_first(api, cli
         assert set(message) == {"p0", "p2", "p4"}
         status, text = await operator.get("/metrics")
         assert status == 200
-        assert 'elastic_quota_group_waiting_pods{group="team"} 3.0' in text
+        assert (
+            'elastic_quota_group_waiting_pods{group="team",namespace="team",'
+            'parent="koordinator-root-quota",tree=""} 3.0'
+        ) in text
         assert "elastic_quota_gate_wait_seconds_count 2.0" in text  # p1 and p3 were let in
 
         # p1 finishes: the next most important (p2, priority 3) goes.

@@ -1,5 +1,5 @@
-"""Built-in groups, restarts that change nothing, two replicas, and objects the engine cannot
-read."""
+"""Built-in groups, restarts that change nothing, two replicas, objects the engine cannot read,
+and the probes and metrics (the group series' tree label, with two node pools)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from eq_engine import keys
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.kube import EVENTS, LEASES, QUOTAS, store, stored
 from tests.manifests import node, pod, quota
@@ -198,21 +199,21 @@ async def test_probes_and_metrics(api, client, tmp_path):
         assert status == 200
         assert (
             'elastic_quota_group_used{group="team-a",namespace="team-a",parent="dept",'
-            'resource="cpu"} 16000.0'
+            'resource="cpu",tree=""} 16000.0'
         ) in page
         # team-a: min 12, four running pods of 4 -> 4 borrowed, and the least important pod
         # over its min; sub-1: min 4, asks 3 -> 1 lent.
         assert (
             'elastic_quota_group_borrowed{group="team-a",namespace="team-a",parent="dept",'
-            'resource="cpu"} 4000.0'
+            'resource="cpu",tree=""} 4000.0'
         ) in page
         assert (
             'elastic_quota_group_lent{group="sub-1",namespace="sub-1",parent="team-b",'
-            'resource="cpu"} 1000.0'
+            'resource="cpu",tree=""} 1000.0'
         ) in page
         assert (
             'elastic_quota_group_over_quota_pods{group="team-a",namespace="team-a",'
-            'parent="dept"} 1.0'
+            'parent="dept",tree=""} 1.0'
         ) in page
         assert 'elastic_quota_cache_synced{kind="Pod"} 1.0' in page
         assert 'elastic_quota_watch_restarts_total{kind="Pod"} 0.0' in page
@@ -227,5 +228,74 @@ async def test_probes_and_metrics(api, client, tmp_path):
             return 'group="sub-2"' not in (await operator.get("/metrics"))[1]
 
         await eventually(forgotten, what="a deleted group's series to go")
+    finally:
+        await operator.stop()
+
+
+def pool(tree_id: str, cpu: int, *members: dict[str, Any]) -> list[dict[str, Any]]:
+    """A node pool's tree: its root (named `tree_id`, total `cpu`, as made from an
+    ElasticQuotaProfile) and `members`, each labelled into the tree."""
+    root = quota(tree_id, is_parent=True, min={"cpu": cpu}, max={"cpu": cpu})
+    root["metadata"]["labels"][keys.IS_ROOT] = "true"
+    root["metadata"]["annotations"][keys.TOTAL_RESOURCE] = json.dumps({"cpu": str(cpu)})
+    for raw in (root, *members):
+        raw["metadata"]["labels"][keys.TREE_ID] = tree_id
+    return [root, *members]
+
+
+def group_series(page: str, name: str) -> dict[str, dict[str, str]]:
+    """The labels of each group's `elastic_quota_group_<name>` sample (cpu where per
+    resource), by group."""
+    (family,) = (f for f in text_string_to_metric_families(page) if f.name == name)
+    return {
+        s.labels["group"]: {**s.labels, "value": str(s.value)}
+        for s in family.samples
+        if s.labels.get("resource", "cpu") == "cpu"
+    }
+
+
+async def test_the_group_series_name_their_tree(api, tmp_path):
+    """Two node pools beside the default tree: every group series carries its group's tree id,
+    a pool's root (no object) included; the default tree's groups carry ""."""
+    store(
+        api,
+        node("node-1", cpu="100"),
+        quota("batch", min={"cpu": 10}, max={"cpu": 100}),
+        *pool("gpu", 40, quota("train", parent="gpu", min={"cpu": 40}, max={"cpu": 40})),
+        *pool("arm", 20, quota("web", parent="arm", min={"cpu": 20}, max={"cpu": 20})),
+        pod("job", quota="train", cpu="4"),
+        pod("site", quota="web", cpu="20"),
+        pod("more", quota="web", node=None, gated=True, cpu="1"),  # arm is full: it waits
+    )
+    operator = await start_operator(tmp_path, api)
+    try:
+
+        async def waiting() -> bool:
+            page = (await operator.get("/metrics"))[1]
+            return "web" in group_series(page, "elastic_quota_group_waiting_pods")
+
+        await eventually(waiting, what="web's pod waiting, on the metrics")
+        page = (await operator.get("/metrics"))[1]
+        over_quota = group_series(page, "elastic_quota_group_over_quota_pods")
+        assert {group: labels["tree"] for group, labels in over_quota.items()} == {
+            **dict.fromkeys(BUILTINS | {"batch"}, ""),
+            **dict.fromkeys(["koordinator-root-quota/gpu", "gpu", "train"], "gpu"),
+            **dict.fromkeys(["koordinator-root-quota/arm", "arm", "web"], "arm"),
+        }
+        runtime = group_series(page, "elastic_quota_group_runtime")
+        assert runtime["koordinator-root-quota/gpu"] == {
+            "group": "koordinator-root-quota/gpu",
+            "namespace": "koordinator-system",
+            "parent": "",
+            "tree": "gpu",
+            "resource": "cpu",
+            "value": "40000.0",  # the pool's total
+        }
+        assert runtime["train"]["tree"] == "gpu" and runtime["train"]["parent"] == "gpu"
+        used = group_series(page, "elastic_quota_group_used")
+        assert used["koordinator-root-quota/arm"]["tree"] == "arm"
+        assert used["koordinator-root-quota/arm"]["value"] == "20000.0"
+        (waiting_web,) = group_series(page, "elastic_quota_group_waiting_pods").values()
+        assert (waiting_web["tree"], waiting_web["value"]) == ("arm", "1.0")
     finally:
         await operator.stop()

@@ -102,7 +102,8 @@ async def test_the_borrower_returns_its_least_important_pods_after_the_delay(api
         assert "group borrower uses cpu 10, above its runtime cpu 4" in on_quota[0]["message"]
         assert "the pod requests cpu 2" in on_quota[0]["message"]
         _, page = await operator.get("/metrics")
-        assert 'elastic_quota_evictions_total{group="borrower",result="evicted"} 3.0' in page
+        evicted = 'elastic_quota_evictions_total{group="borrower",result="evicted",tree=""} 3.0'
+        assert evicted in page
     finally:
         await operator.stop()
 
