@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from eq_engine import EngineConfig, QuotaEngine, ResourceList
@@ -10,6 +11,7 @@ from eq_engine.explain import Explanation, explain_group, explain_pod
 from eq_engine.whatif import what_if
 
 from .loading import Objects
+from .pools import WhatIfObjects, what_if_roots
 
 
 def explain(engine: QuotaEngine, what: list[str]) -> Explanation:
@@ -34,8 +36,23 @@ def render_what_if(
     cluster: Objects,
     changes: Objects,
     output: str,
+    *,
+    make_roots: bool,
 ) -> str:
-    difference = what_if(config, capacity, cluster.everything(), changes.everything())
+    """`make_roots`: each ElasticQuotaProfile's root made before and after the changes, as in
+    `simulate`; else the roots as the cluster holds them (`kubectl eq`)."""
+    if make_roots:
+        compared = what_if_roots(cluster, changes)
+    else:
+        compared = WhatIfObjects(cluster.everything(), changes.everything())
+    difference = what_if(config, capacity, compared.cluster, compared.changes)
+    if compared.written:  # the operator's writes: only a denial (the root stays) is news
+        verdicts = [
+            v
+            for v in difference.verdicts
+            if v.split(" ")[1] not in compared.written or v.split(" ")[2] == "denied:"
+        ]
+        difference = dataclasses.replace(difference, verdicts=tuple(verdicts))
     if output == "json":
         return json.dumps({"lines": difference.lines()}) + "\n"
     return "".join(f"{line}\n" for line in difference.lines())

@@ -171,6 +171,17 @@ def add_kubeconfig_argument(group: Any) -> None:
     )
 
 
+def add_tree_argument(group: Any) -> None:
+    """`--tree ID`: `simulate`'s and `kubectl eq tree`'s choice of one quota tree to show (what
+    to print, not a setting: no environment variable)."""
+    group.add_argument(
+        "--tree",
+        metavar="ID",
+        help='only this quota tree: a node pool\'s tree id, or `default` (or "") for the '
+        "default tree; default: every tree",
+    )
+
+
 def add_log_arguments(group: Any) -> None:
     add(
         group,

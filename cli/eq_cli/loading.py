@@ -2,7 +2,9 @@
 
 Turns files into parsed engine objects, naming the file, object and field on bad input. Other
 kinds are skipped and counted, so `kubectl get eq,pods,nodes -A -o yaml` loads as it is.
-PodGroups are told apart by their apiVersion (`eq_engine.gangs.POD_GROUP_KINDS`): Koordinator's
+ElasticQuotaProfiles are read in `quota.koordinator.sh/v1alpha1` (`simulate` makes each one's
+tree root from the Nodes, `pools.py`). PodGroups are told apart by their apiVersion
+(`eq_engine.gangs.POD_GROUP_KINDS`): Koordinator's
 `scheduling.sigs.k8s.io/v1alpha1`, scheduler-plugins' `scheduling.x-k8s.io/v1alpha1` and
 Kubernetes' `scheduling.k8s.io/v1alpha2`; another API's PodGroup (Volcano's) is skipped, as
 is a PodDisruptionBudget of another version than `policy/v1`.
@@ -23,8 +25,12 @@ import yaml
 from eq_engine import Node, Pod, Quota, QuotaError, parse_node, parse_pod, parse_quota
 from eq_engine.budgets import DisruptionBudget, parse_disruption_budget
 from eq_engine.gangs import POD_GROUP_KINDS, PodGroup, parse_pod_group
+from eq_engine.profiles import KIND as PROFILE
+from eq_engine.profiles import Profile, parse_profile
+from eq_engine.whatif import Object
 
-Parsed = Quota | Pod | Node | PodGroup | DisruptionBudget
+PROFILE_API = "quota.koordinator.sh/v1alpha1"
+Parsed = Quota | Pod | Node | PodGroup | DisruptionBudget | Profile
 Parser = Callable[[Any], Parsed]
 
 PARSERS: dict[str, Parser] = {
@@ -36,6 +42,7 @@ PARSERS: dict[str, Parser] = {
 VERSIONED: dict[str, dict[str, Parser]] = {
     "PodGroup": {kind.api_version: partial(parse_pod_group, kind) for kind in POD_GROUP_KINDS},
     "PodDisruptionBudget": {"policy/v1": parse_disruption_budget},
+    PROFILE: {PROFILE_API: parse_profile},
 }
 """The kinds read only in these apiVersions (three PodGroup APIs share the kind's name)."""
 
@@ -65,6 +72,10 @@ class Objects:
     nodes: list[Node] = field(default_factory=list)
     pod_groups: list[PodGroup] = field(default_factory=list)
     budgets: list[DisruptionBudget] = field(default_factory=list)
+    profiles: list[Profile] = field(default_factory=list)
+    bodies: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Each ElasticQuota as written, by `namespace/name`: a tree's root that a profile keeps is
+    patched, its other labels and annotations kept (`pools.py`)."""
     skipped: Counter[str] = field(default_factory=Counter)
     """The kinds (and versions) the engine does not read, with how many of each."""
 
@@ -77,11 +88,14 @@ class Objects:
             self.nodes.append(parsed)
         elif isinstance(parsed, PodGroup):
             self.pod_groups.append(parsed)
+        elif isinstance(parsed, Profile):
+            self.profiles.append(parsed)
         else:
             self.budgets.append(parsed)
 
-    def everything(self) -> list[Parsed]:
-        """Every object, the kinds in the order the engine is best fed them."""
+    def everything(self) -> list[Object]:
+        """Every object the engine reads (not the profiles), the kinds in the order the engine
+        is best fed them."""
         return [*self.quotas, *self.nodes, *self.pod_groups, *self.budgets, *self.pods]
 
 
@@ -157,3 +171,5 @@ def _add(objects: Objects, raw: Any, source: str, *, hint: tuple[str, str]) -> N
     except QuotaError as error:
         raise LoadError(source, str(error)) from None
     objects.add(parsed)
+    if isinstance(parsed, Quota):
+        objects.bodies[parsed.ref] = raw

@@ -19,6 +19,7 @@ from .loading import LoadError, load
 from .output import RENDERERS
 from .preflight import PreflightError, certificate
 from .simulate import simulate
+from .trees import only_tree
 
 
 def parser() -> argparse.ArgumentParser:
@@ -59,6 +60,7 @@ def parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "-o", "--output", choices=sorted(RENDERERS), default="table", help="default: table"
     )
+    flags.add_tree_argument(sim)
     why = sim.add_mutually_exclusive_group()
     why.add_argument(
         "--explain",
@@ -187,6 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    if args.tree is not None and (args.what_if or args.explain):
+        parser().error("--tree: shows one tree of the report, not with --explain or --what-if")
     try:
         objects = load(args.files)
     except LoadError as error:
@@ -208,7 +212,9 @@ def _simulate(args: argparse.Namespace) -> int:
         except LoadError as error:
             print(f"elastic-quota: error: {error}", file=sys.stderr)
             return 1
-        output = render_what_if(config, args.capacity, objects, changes, args.output)
+        output = render_what_if(
+            config, args.capacity, objects, changes, args.output, make_roots=True
+        )
         sys.stdout.write(output)
         return 0
     report = simulate(objects, capacity=args.capacity, config=config)
@@ -223,6 +229,12 @@ def _simulate(args: argparse.Namespace) -> int:
             return 1
         sys.stdout.write(render_explanation(explanation, args.output))
         return 0
+    if args.tree is not None:
+        try:
+            report = only_tree(report, args.tree)
+        except KeyError as error:
+            print(f"elastic-quota: error: --tree: {error.args[0]}", file=sys.stderr)
+            return 1
     sys.stdout.write(RENDERERS[args.output](report))
     return 0
 

@@ -11,6 +11,7 @@ from eq_engine import GroupStatus, ResourceList, format_resource_list
 
 from .display import ROUNDED, readable
 from .simulate import GangResult, Report, Waiting
+from .trees import QuotaTree, pooled
 
 
 def as_json(report: Report) -> str:
@@ -19,6 +20,7 @@ def as_json(report: Report) -> str:
     def quantities(values: ResourceList | None) -> dict[str, str] | None:
         return None if values is None else format_resource_list(values)
 
+    trees = pooled(report.trees)  # each group says its tree once there are node pools
     document = {
         "capacity": format_resource_list(report.capacity),
         "groups": {
@@ -32,6 +34,7 @@ def as_json(report: Report) -> str:
                 "request": quantities(g.request),
                 "runtime": quantities(g.runtime),
                 "used": quantities(g.used),
+                **({"tree": g.tree} if trees else {}),
             }
             for g in report.groups
         },
@@ -107,17 +110,20 @@ SYMBOLS = {
 
 def as_table(report: Report) -> str:
     """One row per group and resource, every row whole (grep `ml` for the ml group); fits 100
-    columns with names up to 30 characters."""
-    rows = [("GROUP", "RESOURCE", *(c.upper() for c in COLUMNS))] + [
-        (g.name, resource, *_cells(g, resource))
-        for g in report.groups
-        for resource in _resources(g)
-    ]
-    name, resource = (max(len(row[i]) for row in rows) for i in (0, 1))
-    lines = [
-        f"{row[0]:<{name}}  {row[1]:<{resource}}" + "".join(f"{c:>{_CELL}}" for c in row[2:])
-        for row in rows
-    ]
+    columns with names up to 30 characters. With node pools, each tree's rows come under its
+    head line, the default tree's first."""
+    groups = sorted(report.groups, key=lambda g: g.tree)  # stable: in tree order within one
+    header = ("GROUP", "RESOURCE", *(c.upper() for c in COLUMNS))
+    rows = [[(g.name, r, *_cells(g, r)) for r in _resources(g)] for g in groups]
+    every = [header, *(row for group_rows in rows for row in group_rows)]
+    name, resource = (max(len(row[i]) for row in every) for i in (0, 1))
+
+    def line(row: tuple[str, ...]) -> str:
+        return f"{row[0]:<{name}}  {row[1]:<{resource}}" + "".join(f"{c:>{_CELL}}" for c in row[2:])
+
+    lines = [line(header)]
+    for head, group_rows in zip(_tree_heads(report, groups), rows, strict=True):
+        lines += head + [line(row) for row in group_rows]
     return "\n".join(lines) + "\n" + _footer(report)
 
 
@@ -141,9 +147,44 @@ def as_tree(report: Report) -> str:
         for i, kid in enumerate(kids):
             draw(kid, inner, "└─ " if i == len(kids) - 1 else "├─ ")
 
-    for root in children.get(None, []):
-        draw(root, "", "")
+    tops = sorted(children.get(None, []), key=lambda g: g.tree)
+    for head, top in zip(_tree_heads(report, tops), tops, strict=True):
+        lines.extend(head)
+        draw(top, "", "")
     return "\n".join(lines) + "\n" + _footer(report, width=TREE_WIDTH, waiting=False)
+
+
+def _tree_heads(report: Report, groups: Sequence[GroupStatus]) -> list[list[str]]:
+    """For each of `groups` (sorted by tree), the lines to print before it: where its tree
+    begins, the tree's head line (after a blank line, but for the first tree). None without
+    node pools: the output is as it was before there were any."""
+    if not pooled(report.trees):
+        return [[] for _ in groups]
+    trees = {tree.id: tree for tree in report.trees}
+    heads: list[list[str]] = []
+    previous: str | None = None
+    for group in groups:
+        if group.tree == previous:
+            heads.append([])
+            continue
+        heads.append(([""] if previous is not None else []) + _tree_head(trees[group.tree]))
+        previous = group.tree
+    return heads
+
+
+def _tree_head(tree: QuotaTree) -> list[str]:
+    """`Tree a100: nvidia.com/gpu 10 (the total-resource of its root a100)`: the tree's id and
+    the total it splits, wrapped at the tree's 80 columns."""
+    if not tree.id:
+        head, why = "Default tree:", "(what the node pools leave of the cluster)"
+    elif tree.roots:
+        made = f", made from {tree.made_by}" if tree.made_by else ""
+        why = f"(the total-resource of its root {', '.join(tree.roots)}{made})"
+        head = f"Tree {tree.id}:"
+    else:
+        head, why = f"Tree {tree.id}:", "(no root ElasticQuota: see the problems)"
+    items = [*_listed(tree.total), *_words(why)]
+    return _wrapped(head, items, hang=" " * (len(head) + 1), width=TREE_WIDTH)
 
 
 def _named(head: str, notes: list[str], bars: str) -> list[str]:

@@ -2,10 +2,12 @@
 
 kubectl runs any `kubectl-NAME` on PATH as `kubectl NAME`; the package installs `kubectl-eq`.
 It reads the cluster once, with the list code the operator's caches use (paginated LISTs of
-ElasticQuotas, Pods, Nodes, PodDisruptionBudgets and the PodGroups of the APIs the cluster
-serves), runs the engine, and prints what `simulate` prints for files:
+ElasticQuotas, Pods, Nodes, PodDisruptionBudgets, and the ElasticQuotaProfiles and PodGroups of
+the APIs the cluster serves), runs the engine, and prints what `simulate` prints for files. The
+trees' roots are those the operator wrote: unlike `simulate`, it does not make them again from
+the profiles (it names each tree's profile and reports the profiles' problems).
 
-    kubectl eq tree [GROUP] [-o text|json|yaml]
+    kubectl eq tree [GROUP] [--tree ID] [-o text|json|yaml]
     kubectl eq explain pod NAMESPACE/NAME
     kubectl eq explain group NAME
     kubectl eq what-if -f CHANGE.yaml
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import functools
 import json
 import sys
@@ -26,12 +27,14 @@ import yaml
 from eq_engine import ObjectError
 from eq_engine.budgets import parse_disruption_budget
 from eq_engine.gangs import POD_GROUP_KINDS, parse_pod_group
+from eq_engine.profiles import parse_profile
 
 from . import flags
 from .explaining import explain, render_explanation, render_what_if
 from .loading import PARSERS, LoadError, Objects, Parser, load
 from .output import as_json, as_tree
 from .simulate import Report, simulate
+from .trees import DEFAULT, find_tree, only_tree, subtree
 
 
 def parser() -> argparse.ArgumentParser:
@@ -47,6 +50,7 @@ def parser() -> argparse.ArgumentParser:
     tree = commands.add_parser("tree", help="the groups with min, max, request, runtime, used")
     tree.add_argument("group", nargs="?", help="only this group and the groups below it")
     tree.add_argument("-o", "--output", choices=["text", "json", "yaml"], default="text")
+    flags.add_tree_argument(tree)
     why = commands.add_parser("explain", help="why a pod or a group is where it is")
     why.add_argument("kind", choices=["pod", "group"])
     why.add_argument("name", help="NAMESPACE/NAME of a pod, or a group's name")
@@ -61,10 +65,20 @@ def parser() -> argparse.ArgumentParser:
 
 async def read_cluster(kubeconfig: str | None) -> Objects:
     """Every ElasticQuota, Pod, Node and PodDisruptionBudget, listed once as the operator's
-    caches list them, and the PodGroups of each API where the cluster serves it (the kit's
-    optional kinds: a LIST answered 404, a PodGroup CRD not installed, is none). A 403 on the
-    budgets or the PodGroups is a note, not a failure: the engine judges without them."""
-    from eq_kit.caching import DISRUPTION_BUDGETS, NODES, PODS, QUOTAS, Kind, Reflector, pod_groups
+    caches list them, and the ElasticQuotaProfiles and the PodGroups of each API where the
+    cluster serves it (the kit's optional kinds: a LIST answered 404, a CRD not installed, is
+    none). A 403 on the budgets, the profiles or the PodGroups is a note, not a failure: the
+    engine judges without them."""
+    from eq_kit.caching import (
+        DISRUPTION_BUDGETS,
+        NODES,
+        PODS,
+        PROFILES,
+        QUOTAS,
+        Kind,
+        Reflector,
+        pod_groups,
+    )
     from eq_kit.kube import ApiError, Http
 
     from .kubeclient import connect
@@ -72,6 +86,7 @@ async def read_cluster(kubeconfig: str | None) -> Objects:
     required = (QUOTAS, PODS, NODES)
     kinds: list[tuple[Kind, Parser]] = [(kind, PARSERS[kind.name]) for kind in required]
     kinds.append((DISRUPTION_BUDGETS, parse_disruption_budget))
+    kinds.append((PROFILES, parse_profile))
     for form in POD_GROUP_KINDS:
         kind = pod_groups(form.group, form.version)
         kinds.append((kind, functools.partial(parse_pod_group, form)))
@@ -112,25 +127,15 @@ class _Reader:
         raise AssertionError(key)
 
 
-def _subtree(report: Report, group: str) -> Report:
-    if group not in report.depth:
-        raise KeyError(f"no group {group}")
-    parents = {status.name: status.parent for status in report.groups}
-    kept = set()
-    for name in parents:
-        ancestor: str | None = name
-        while ancestor is not None and ancestor != group:
-            ancestor = parents.get(ancestor)
-        if ancestor == group:
-            kept.add(name)
-    return dataclasses.replace(
-        report,
-        groups=tuple(g for g in report.groups if g.name in kept),
-        pods=tuple(p for p in report.pods if p.group in kept),
-        reclaim={g: pods for g, pods in report.reclaim.items() if g in kept},
-        waiting={g: n for g, n in report.waiting.items() if g in kept},
-        gangs=tuple(g for g in report.gangs if kept.intersection(g.view.groups)),
-    )
+def _shown(report: Report, group: str | None, tree: str | None) -> Report:
+    """What `kubectl eq tree [GROUP] [--tree ID]` shows; KeyError names what is not there."""
+    if tree is not None:
+        chosen = find_tree(report.trees, tree)
+        status = next((g for g in report.groups if g.name == group), None)
+        if status is not None and status.tree != chosen.id:
+            raise KeyError(f"group {group} is in tree {status.tree or DEFAULT}, not {chosen.name}")
+        report = only_tree(report, tree)
+    return report if group is None else subtree(report, group)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -147,16 +152,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         except LoadError as error:
             print(f"kubectl eq: error: {error}", file=sys.stderr)
             return 1
-        sys.stdout.write(render_what_if(config, None, cluster, changes, args.output))
+        what = render_what_if(config, None, cluster, changes, args.output, make_roots=False)
+        sys.stdout.write(what)
         return 0
-    report = simulate(cluster, capacity=None, config=config)
+    report = simulate(cluster, capacity=None, config=config, make_roots=False)
     try:
         if args.command == "explain":
             explanation = explain(report.engine, [args.kind, args.name])
             sys.stdout.write(render_explanation(explanation, args.output))
             return 0
-        if args.group:
-            report = _subtree(report, args.group)
+        report = _shown(report, args.group, args.tree)
     except KeyError as error:
         print(f"kubectl eq: error: {error.args[0]}", file=sys.stderr)
         return 1

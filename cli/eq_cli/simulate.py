@@ -16,6 +16,8 @@ from eq_engine.gang_views import GangView, gang_views
 from eq_engine.reclaim import reclaim_plan
 
 from .loading import Objects
+from .pools import pools
+from .trees import QuotaTree, quota_trees
 
 
 @dataclass(frozen=True)
@@ -61,9 +63,22 @@ class Report:
     waiting: dict[str, Waiting] = field(default_factory=dict)
     """Per group, its pods behind the admission gate (where any wait)."""
     gangs: tuple[GangResult, ...] = ()
+    trees: tuple[QuotaTree, ...] = ()
+    """Every quota tree of the cluster, the default one first (kept whole when the report is
+    narrowed to one tree or one group)."""
 
 
-def simulate(objects: Objects, *, capacity: ResourceList | None, config: EngineConfig) -> Report:
+def simulate(
+    objects: Objects,
+    *,
+    capacity: ResourceList | None,
+    config: EngineConfig,
+    make_roots: bool = True,
+) -> Report:
+    """`make_roots`: each ElasticQuotaProfile's root made from the nodes, as the operator would
+    now (`simulate`); else the roots as they are (`kubectl eq`: as the operator wrote them)."""
+    found = pools(objects, make_roots=make_roots)
+    objects = found.objects
     engine = QuotaEngine(config)
     for quota in objects.quotas:
         engine.set_quota(quota)
@@ -98,10 +113,11 @@ def simulate(objects: Objects, *, capacity: ResourceList | None, config: EngineC
         depth={group.name: int(tree.depth[i]) for i, group in enumerate(tree.groups)},
         pods=pods,
         reclaim=reclaim_plan(engine),
-        problems=tuple(engine.problems),
+        problems=(*engine.problems, *found.problems),
         engine=engine,
         waiting=_waiting(pods, decision.waiting, decision.gangs_waiting_per_group, gangs),
         gangs=gangs,
+        trees=quota_trees(engine, found.made_by),
     )
 
 
