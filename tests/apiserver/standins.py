@@ -17,6 +17,7 @@ import re
 import uuid
 from typing import Any
 
+from . import node_affinity
 from .client import JSON, ApiCallError, Client, Informer
 from .resources import BUILTINS
 
@@ -105,8 +106,11 @@ class Controller:
 
 class Scheduler(Controller):
     """Binds each pod that is not gated, not bound, not terminating and not finished to the first
-    node (by name) with room: the requests of the node's bound unfinished pods plus the pod's
-    must fit `status.allocatable` (cpu, memory, pods and any other listed resource). With
+    node (by name) that its constraints allow and that has room. Allowed: as kube-scheduler's
+    NodeAffinity filter decides from the pod's `spec.nodeSelector` and required node affinity
+    (node_affinity.py); preferred affinity and taints are ignored. Room: the requests of the
+    node's bound unfinished pods plus the pod's must fit `status.allocatable` (cpu, memory, pods
+    and any other listed resource). A pod no node takes stays Pending, without an event. With
     `run=True` a bound pod is then marked Running, as its kubelet would."""
 
     def __init__(self, client: Client, *, run: bool = True) -> None:
@@ -129,14 +133,17 @@ class Scheduler(Controller):
                 continue
             if metadata.get("deletionTimestamp"):
                 continue
-            node = self._place(requests(pod), used)
+            node = self._place(pod, used)
             if node is None:
                 continue
             _add(used.setdefault(node, {}), requests(pod))
             await self._bind(pod, node)
 
-    def _place(self, wanted: dict[str, float], used: dict[str, dict[str, float]]) -> str | None:
+    def _place(self, pod: JSON, used: dict[str, dict[str, float]]) -> str | None:
+        wanted = requests(pod)
         for node in sorted(self.nodes.objects.values(), key=lambda n: n["metadata"]["name"]):
+            if not node_affinity.allows(pod, node):
+                continue
             name: str = node["metadata"]["name"]
             allocatable = {
                 k: quantity(v)
