@@ -17,9 +17,9 @@ from . import flags, logs
 from .explaining import explain, render_explanation, render_what_if
 from .loading import LoadError, load
 from .output import RENDERERS
+from .parts import only_tree
 from .preflight import PreflightError, certificate
 from .simulate import simulate
-from .trees import only_tree
 
 
 def parser() -> argparse.ArgumentParser:

@@ -33,8 +33,9 @@ from . import flags
 from .explaining import explain, render_explanation, render_what_if
 from .loading import PARSERS, LoadError, Objects, Parser, load
 from .output import as_json, as_tree
+from .parts import only_tree, subtree
 from .simulate import Report, simulate
-from .trees import DEFAULT, find_tree, only_tree, subtree
+from .trees import DEFAULT, find_tree
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,6 +1,5 @@
-"""The quota trees of a report (one per node pool, Koordinator's MultiQuotaTree) and the parts
-of a report the commands show: one tree (`--tree`), or one group and those below it
-(`kubectl eq tree GROUP`).
+"""The quota trees of a report (one per node pool, Koordinator's MultiQuotaTree), and how
+`--tree` names one (`parts.py` cuts a report down to one).
 
 The default tree's id is "" (the groups without a `tree-id` label); `--tree default` names it
 too, unless a node pool's tree is called `default` (an exact id wins: `--tree ""` then names the
@@ -9,15 +8,10 @@ default tree).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from eq_engine import QuotaEngine, ResourceList
-
-if TYPE_CHECKING:
-    from .simulate import Report
 
 DEFAULT = "default"
 """What `--tree` takes for the default tree, whose id is ""."""
@@ -87,37 +81,3 @@ def find_tree(trees: tuple[QuotaTree, ...], wanted: str) -> QuotaTree:
     else:
         there = f'the trees are {DEFAULT} (or ""), {", ".join(t.id for t in trees if t.id)}'
     raise KeyError(f"no tree {wanted!r}: {there}")
-
-
-def only_tree(report: Report, wanted: str) -> Report:
-    """The report on one tree's groups (its pods, waits, gangs, reclaim); the capacity, the
-    problems and the list of trees stay whole."""
-    tree = find_tree(report.trees, wanted)
-    return _restricted(report, {g.name for g in report.groups if g.tree == tree.id})
-
-
-def subtree(report: Report, group: str) -> Report:
-    """The report on `group` and the groups below it; KeyError if there is no such group."""
-    if group not in report.depth:
-        raise KeyError(f"no group {group}")
-    parents = {status.name: status.parent for status in report.groups}
-    kept = set()
-    for name in parents:
-        ancestor: str | None = name
-        while ancestor is not None and ancestor != group:
-            ancestor = parents.get(ancestor)
-        if ancestor == group:
-            kept.add(name)
-    return _restricted(report, kept)
-
-
-def _restricted(report: Report, kept: set[str]) -> Report:
-    return dataclasses.replace(
-        report,
-        groups=tuple(g for g in report.groups if g.name in kept),
-        depth={name: depth for name, depth in report.depth.items() if name in kept},
-        pods=tuple(p for p in report.pods if p.group in kept),
-        reclaim={g: pods for g, pods in report.reclaim.items() if g in kept},
-        waiting={g: n for g, n in report.waiting.items() if g in kept},
-        gangs=tuple(g for g in report.gangs if kept.intersection(g.view.groups)),
-    )
