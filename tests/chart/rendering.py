@@ -21,6 +21,7 @@ EVERYTHING = (
     "operator.priorityClassName=system-cluster-critical",
     "webhook.priorityClassName=system-cluster-critical",
     "imagePullSecrets[0].name=regcred",
+    "operator.api.flowControl.enabled=true",
 )
 
 

@@ -37,6 +37,8 @@ def test_every_rendered_object_is_valid_for_a_current_kubernetes(settings):
             "ClusterRoleBinding",
             "ValidatingWebhookConfiguration",
             "MutatingWebhookConfiguration",
+            "FlowSchema",
+            "PriorityLevelConfiguration",
         }
         assert ("namespace" in obj["metadata"]) == namespaced, obj["metadata"]["name"]
 
