@@ -26,13 +26,13 @@ from typing import Any
 import aiohttp
 import yaml
 
+from tests import readme
 from tests.apiserver import ApiServer
 from tests.apiserver.client import Client
 from tests.apiserver.standins import Deployments, Scheduler
 from tests.installation import NAMESPACE, Process, installed
 from tests.kubectl import Kubectl, Result, rows
 from tests.manifests import node
-from tests.paths import REPO
 
 SECTION = "## Quick start in a cluster"
 OVER_QUOTA = "kubectl get pods -n team-a -l quota.scheduling.koordinator.sh/capacity=over-quota"
@@ -40,14 +40,7 @@ OVER_QUOTA = "kubectl get pods -n team-a -l quota.scheduling.koordinator.sh/capa
 
 def commands() -> list[str]:
     """The section's commands, in order: continuation lines joined, comments kept."""
-    readme = (REPO / "README.md").read_text()
-    section = readme.split(SECTION, 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
-    found = []
-    for block in re.findall(r"```bash\n(.*?)```", section, re.DOTALL):
-        for command in block.replace("\\\n", " ").splitlines():
-            if command.strip():
-                found.append(" ".join(command.split()))
-    return found
+    return readme.commands(SECTION)
 
 
 def cpu(cell: str) -> str | None:
