@@ -13,10 +13,12 @@ behind it. Admitting counts at once: two pods never both take the last unit.
 A gang (`gangs.py`) is admitted all or nothing: once at least its minimum of pods exist, its
 first `minimum` pods (in queue order) are admitted together if their summed request fits, the
 same rule as one pod's; the gang's other pods then go as single pods, as do members created
-after it was admitted (any of its pods past the gate). A gang takes one place in its group's
-queue, its most important pod's, and holds back what is behind it when it does not fit. A gang
-that cannot be judged yet (fewer pods than its minimum, no minimum, pods in several groups)
-waits without holding anybody back: it is not ready to run, whatever the room.
+after it was admitted (any of its pods past the gate and not being deleted: the new pods of a
+gang whose pods are all leaving, as after a reclaim, make a gang again). A gang takes one
+place in its group's queue, its most important pod's, and holds back what is behind it when it
+does not fit. A gang that cannot be judged yet (fewer pods than its minimum, no minimum, pods
+in several groups) waits without holding anybody back: it is not ready to run, whatever the
+room.
 """
 
 from __future__ import annotations
@@ -185,7 +187,8 @@ def admissions(engine: QuotaEngine, *, holding: Collection[str] = ()) -> Admissi
         elif gang.key not in gangs:
             gangs.add(gang.key)
             members = sorted(
-                (store.pods[k] for k in store.gangs[gang.key]), key=lambda m: queue_order(m.pod)
+                (m for k in store.gangs[gang.key] if not (m := store.pods[k]).pod.terminating),
+                key=lambda m: queue_order(m.pod),
             )
             unready = gang_unready(store, gang.key, members)
             if unready is None:
@@ -224,8 +227,13 @@ def admissions(engine: QuotaEngine, *, holding: Collection[str] = ()) -> Admissi
 
 
 def _admitted(store: Store, gang: str, holding: Collection[str]) -> bool:
-    """Whether any pod of the gang is past the gate (or was admitted a moment ago)."""
-    return any(k not in store.gated or k in holding for k in store.gangs[gang])
+    """Whether any pod of the gang is past the gate (or was admitted a moment ago) and not
+    leaving: the pods of a gang being deleted (reclaimed whole, say) do not make the gang's
+    new pods single pods; those are admitted together again."""
+    return any(
+        (k not in store.gated or k in holding) and not store.pods[k].pod.terminating
+        for k in store.gangs[gang]
+    )
 
 
 def _add(tally: dict[str, int], more: dict[str, int]) -> None:

@@ -92,6 +92,23 @@ def test_members_of_an_admitted_gang_go_as_single_pods():
     assert admitted(engine) == ["job-a"]  # the fifth, alone
 
 
+def test_the_new_pods_of_a_gang_being_deleted_are_a_gang_again():
+    """A gang reclaimed whole: its pods are terminating (still using their cpu) when the Job's
+    replacements come. They wait together, none of them alone in the room left, and go
+    together once the old pods are gone."""
+    leaving = [
+        member("job-a", i, gates=[], node="n1", phase="Running", terminating=True)
+        for i in range(4)
+    ]
+    replacements = [member("job-a", i) for i in range(4, 8)]
+    engine = run(*team("3"), *leaving, *replacements)
+    assert admitted(engine) == []  # 1 cpu left: 2 of them would fit alone
+    for raw in leaving:
+        engine.remove_pod(f"{raw['metadata']['namespace']}/{raw['metadata']['name']}")
+    engine.recompute()
+    assert admitted(engine) == ["job-a"] * 4
+
+
 @pytest.mark.parametrize(
     ("minimum", "problem"),
     [
