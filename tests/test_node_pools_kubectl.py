@@ -13,11 +13,9 @@ stand-in (tests/apiserver/jobs.py: an evicted pod is replaced, as the Job contro
 Around the README's commands: a `kubectl get pods -A -w` that records every node any pod was
 ever bound to, the tree-id denial through kubectl, and a node joining the V100 pool.
 
-One sentence of the README does not hold, and is asserted as it is: team B's pods do not "wait
-behind the admission gate until reclaim has taken 5 of team A's back". They are within team B's
-guarantee, so the operator admits them at once; they wait Pending, for free V100 cards, until
-reclaim has evicted team A's borrowed pods. What waits behind the gate is team A's Job's
-replacements for the pods evicted.
+Team B's pods are within its guarantee, so the operator admits them at once; they wait
+Pending, for free V100 cards, until reclaim has evicted team A's borrowed pods. What waits
+behind the gate is team A's Job's replacements for the pods evicted (as the README says).
 """
 
 from __future__ import annotations
@@ -245,8 +243,7 @@ class Walkthrough:
             ), event
         assert [e[0] for e in self.evictions] == ["team-a"] * 5, self.evictions
         # Team B's pods wait for cards, not behind the gate: within team B's guarantee, they are
-        # admitted at once, and bound once reclaim has freed cards (the README says they "wait
-        # behind the admission gate until reclaim has taken 5 of team A's back": not so).
+        # admitted at once, and bound once reclaim has freed cards.
         _, made, admitted, bound = self.evictions[0]
         assert made >= 1 and admitted >= 1 and bound == 0, self.evictions
 
