@@ -20,6 +20,7 @@ from typing import Any
 from . import node_affinity
 from .client import JSON, ApiCallError, Client, Informer
 from .resources import BUILTINS
+from .strategies import now
 
 PODS, NODES = BUILTINS[0], BUILTINS[1]
 (DEPLOYMENTS,) = [r for r in BUILTINS if r.plural == "deployments"]
@@ -135,9 +136,32 @@ class Scheduler(Controller):
                 continue
             node = self._place(pod, used)
             if node is None:
+                await self._unschedulable(pod)
                 continue
             _add(used.setdefault(node, {}), requests(pod))
             await self._bind(pod, node)
+
+    async def _unschedulable(self, pod: JSON) -> None:
+        """What kube-scheduler writes on a pod no node takes: `PodScheduled` False, reason
+        `Unschedulable` (kubectl then shows Pending, no longer SchedulingGated), once."""
+        conditions = (pod.get("status") or {}).get("conditions") or []
+        scheduled = [c for c in conditions if c.get("type") == "PodScheduled"]
+        if scheduled and scheduled[0].get("reason") == "Unschedulable":
+            return
+        nodes = len(self.nodes.objects)
+        condition = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": "Unschedulable",
+            "message": f"0/{nodes} nodes are available: none has room for the pod where it may go.",
+            "lastProbeTime": None,
+            "lastTransitionTime": now(),
+        }
+        kept = [c for c in conditions if c.get("type") != "PodScheduled"]
+        namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        path = f"{PODS.prefix(namespace)}/{name}/status"
+        patch = {"status": {"conditions": [*kept, condition]}}
+        await self.client.request("PATCH", path, patch, content_type="application/merge-patch+json")
 
     def _place(self, pod: JSON, used: dict[str, dict[str, float]]) -> str | None:
         wanted = requests(pod)

@@ -100,6 +100,28 @@ async def schedule(api: ApiServer, client: Client, cases: list[Case]) -> None:
     assert placed() == {pod_name: expected for pod_name, _, expected in cases}
     assert api.count("create", "pods", "binding") == len(bound)
 
+    def reasons() -> dict[str, str | None]:
+        """Each unbound pod's PodScheduled reason, as kube-scheduler leaves it."""
+        return {
+            p["metadata"]["name"]: next(
+                (c.get("reason") for c in p["status"].get("conditions") or ()
+                 if c["type"] == "PodScheduled"),
+                None,
+            )
+            for p in api.objects("pods")
+            if not p["spec"].get("nodeName")
+        }  # fmt: skip
+
+    unbound = {pod_name for pod_name, _, expected in cases if expected is None}
+    await eventually(
+        lambda: (
+            {n: r for n, r in reasons().items() if n in unbound}
+            == dict.fromkeys(unbound, "Unschedulable")
+        ),
+        what="the unbound pods marked Unschedulable",
+        explain=reasons,
+    )
+
 
 async def test_node_selector_and_required_affinity_choose_the_node(api, client, scheduler):
     await schedule(
