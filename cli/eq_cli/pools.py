@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from eq_engine import Problem, parse_quota
 from eq_engine.profile_roots import desired_roots, root_body, root_patch
-from eq_engine.profiles import Profile
+from eq_engine.profiles import Profile, profile_of_tree
 from eq_engine.raw import RawElasticQuota
 from eq_engine.whatif import Object
 
@@ -100,12 +100,11 @@ def what_if_roots(objects: Objects, changes: Objects) -> WhatIfObjects:
 
 
 def made_by_profiles(profiles: Iterable[Profile]) -> dict[str, str]:
-    """Tree id to the profile that makes its root (the oldest, should several name the tree),
-    for roots the operator wrote: `ElasticQuotaProfile NS/NAME`."""
-    found: dict[str, str] = {}
-    for profile in sorted(profiles, key=lambda p: p.age):
-        found.setdefault(profile.tree_id, f"ElasticQuotaProfile {profile.ref}")
-    return found
+    """Tree id to the profile that makes its root (`profile_of_tree`), for roots the operator
+    wrote: `ElasticQuotaProfile NS/NAME`."""
+    listed = list(profiles)
+    makers = {tree: profile_of_tree(listed, tree) for tree in {p.tree_id for p in listed}}
+    return {tree: f"ElasticQuotaProfile {maker.ref}" for tree, maker in makers.items() if maker}
 
 
 def overlaid(objects: Objects, changes: Objects) -> Objects:
