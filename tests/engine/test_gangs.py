@@ -97,8 +97,7 @@ def test_the_new_pods_of_a_gang_being_deleted_are_a_gang_again():
     replacements come. They wait together, none of them alone in the room left, and go
     together once the old pods are gone."""
     leaving = [
-        member("job-a", i, gates=[], node="n1", phase="Running", terminating=True)
-        for i in range(4)
+        member("job-a", i, gates=[], node="n1", phase="Running", terminating=True) for i in range(4)
     ]
     replacements = [member("job-a", i) for i in range(4, 8)]
     engine = run(*team("3"), *leaving, *replacements)
