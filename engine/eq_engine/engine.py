@@ -173,6 +173,8 @@ class QuotaEngine:
         store = self._store
         if store.tree_dirty:
             return self._rebuild()
+        if store.settings_dirty:
+            return self._resettle()
         accounts = store.accounts
         touched, resplit = accounts.refresh_requests(store.dirty_groups)
         moved, shifted = accounts.refresh_runtime(
@@ -200,6 +202,26 @@ class QuotaEngine:
         labels = self._labels.relabel(everything, store.members, accounts.effective_min)
         removed = self._publisher.prune(accounts)
         return Changes(groups=self._publish(everything), removed_groups=removed, pod_labels=labels)
+
+    def _resettle(self) -> Changes:
+        """Groups' numbers moved, nothing of the tree's shape: a new tree and accounting on
+        the same columns, the pods' sums carried over, every sum and split again, and the labels
+        of the groups whose effective min moved."""
+        store = self._store
+        old = store.accounts
+        tree = build_tree(store.quotas.values(), self.config)
+        if tuple(g.name for g in tree.groups) != tuple(g.name for g in old.tree.groups):
+            return self._rebuild()  # the order moved (it should not): place the pods again
+        accounts = self._accounting(tree, old.names)
+        store.resettle(accounts)
+        everything = set(range(tree.size))
+        accounts.refresh_requests(None)
+        accounts.refresh_runtime(everything, capacity=store.capacity(), total_changed=True)
+        shifted = (accounts.effective_min != old.effective_min).any(axis=1)
+        classified = {int(g) for g in shifted.nonzero()[0]} | store.dirty_members
+        store.clean()
+        labels = self._labels.relabel(classified, store.members, accounts.effective_min)
+        return Changes(groups=self._publish(everything), pod_labels=labels)
 
     def _publish(self, groups: set[int]) -> tuple[GroupStatus, ...]:
         return self._publisher.publish(groups, self._store.accounts, self._labels.over_quota)

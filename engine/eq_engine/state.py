@@ -61,6 +61,8 @@ class Store:
         """Per group: its own pods."""
         self._vectors: dict[tuple[int, ...], tuple[int, ...]] = {}
         self.tree_dirty = True
+        self.settings_dirty = False
+        """Only groups' numbers moved: the tree is built again, the pods stay placed."""
         self.capacity_dirty = True
         self.dirty_groups: set[int] = set()
         """Groups whose own sums moved."""
@@ -70,11 +72,21 @@ class Store:
     # ---------------------------------------------------------------- quotas and nodes
 
     def set_quota(self, quota: Quota) -> None:
-        """Add or update a group; an unchanged one (e.g. only its status moved) costs nothing."""
+        """Add or update a group; an unchanged one (e.g. only its status moved) costs nothing,
+        one whose numbers alone moved (min, max amounts, weight, a pool's total) keeps its
+        pods where they are (`settings_dirty`)."""
         key = (quota.namespace, quota.name)
-        if self.quotas.get(key) != quota:
-            self.quotas[key] = quota
+        old = self.quotas.get(key)
+        if old == quota:
+            return
+        self.quotas[key] = quota
+        if old is None or _shape(old) != _shape(quota) or not self._has_columns(quota):
             self.tree_dirty = True
+        else:
+            self.settings_dirty = True
+
+    def _has_columns(self, quota: Quota) -> bool:
+        return {*quota.min, *quota.max, *(quota.total_resource or ())} <= set(self.accounts.names)
 
     def remove_quota(self, namespace: str, name: str) -> None:
         if self.quotas.pop((namespace, name), None) is not None:
@@ -191,9 +203,15 @@ class Store:
             self.members[member.group].add(member)
             accounts.count(member.group, member.pod, member.request)
 
+    def resettle(self, accounts: Accounting) -> None:
+        """The same tree with new numbers: the pods keep their groups and request vectors (the
+        groups' order and max keys are the same), their sums carry over."""
+        accounts.own[:] = self.accounts.own
+        self.accounts = accounts
+
     def clean(self) -> None:
         """Everything that changed is accounted for: the recompute is done."""
-        self.tree_dirty = self.capacity_dirty = False
+        self.tree_dirty = self.settings_dirty = self.capacity_dirty = False
         self.dirty_groups, self.dirty_members = set(), set()
 
     def _place(self, member: Member) -> None:
@@ -223,3 +241,19 @@ class Store:
             members.discard(member)
         self.dirty_groups.add(member.group)
         self.dirty_members.add(member.group)
+
+
+def _shape(quota: Quota) -> tuple[object, ...]:
+    """What places the group and its pods: where it sits, which pods are its, the resources its
+    pods count on (its max keys), and which trees there are. A change of anything else (the
+    amounts of min and max, the weight, a pool's total) keeps every pod where it is."""
+    return (
+        quota.parent,
+        quota.parent_labels,
+        quota.is_parent,
+        quota.namespaces,
+        quota.tree_id,
+        quota.is_root,
+        quota.ignore_default_tree,
+        frozenset(quota.max),
+    )

@@ -3,7 +3,7 @@
 from eq_engine import EngineConfig
 from eq_engine.reclaim import reclaim_plan
 
-from tests.manifests import pod, quota, run
+from tests.manifests import load, pod, quota, run
 
 DEFAULT = EngineConfig().default_name
 
@@ -159,3 +159,19 @@ def test_default_group_is_reclaimed_against_its_max():
         capacity={"cpu": 10},
     )
     assert reclaim_plan(engine) == {DEFAULT: ["n/y"]}
+
+
+def test_a_min_raised_relabels_the_groups_pods_without_placing_them_again():
+    """A change of numbers only (min, here) keeps every pod where it is; the labels follow the
+    new effective min at once, and the change reports them."""
+    engine = run(
+        quota("team", min={"cpu": "1"}, max={"cpu": "4"}),
+        pod("a", quota="team", cpu="1", priority=2),
+        pod("b", quota="team", cpu="1", priority=1),
+        capacity={"cpu": "4"},
+    )
+    assert [engine.capacity_label(k) for k in ("apps/a", "apps/b")] == ["in-quota", "over-quota"]
+    load(engine, quota("team", min={"cpu": "2"}, max={"cpu": "4"}))
+    changes = engine.recompute()
+    assert dict(changes.pod_labels) == {"apps/b": "in-quota"}
+    assert engine.status("team").effective_min == {"cpu": 2000}

@@ -215,10 +215,20 @@ def test_incremental_updates_equal_a_full_recompute(objects, data):
             )
             current[("Node", None, "n-extra")] = raw
             load(engine, raw)
-        else:
+        else:  # a group's numbers: its min, its max's amounts, or a pool root's total
             name = data.draw(st.sampled_from(quota_names))
             raw = next(o for k, o in current.items() if k[0] == "ElasticQuota" and k[2] == name)
-            raw["spec"]["min"] = {"cpu": data.draw(st.integers(0, 20))}
+            field = data.draw(st.sampled_from(["min", "max", "total"]))
+            annotations = raw["metadata"]["annotations"]
+            if field == "min":
+                raw["spec"]["min"] = {"cpu": data.draw(st.integers(0, 20))}
+            elif field == "max":
+                raw["spec"]["max"] = {k: data.draw(st.integers(0, 40)) for k in raw["spec"]["max"]}
+            elif P + "total-resource" in annotations:
+                total = json.loads(annotations[P + "total-resource"])
+                annotations[P + "total-resource"] = json.dumps(
+                    {k: data.draw(st.integers(0, 60)) for k in total}
+                )
             load(engine, raw)
         changes = engine.recompute()
         for status in changes.groups:
