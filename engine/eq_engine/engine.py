@@ -3,8 +3,9 @@
 `QuotaEngine` is what the edges hold. They feed it events (`set_quota`, `set_pod`,
 `remove_pod`, `set_node`, ...) and call `recompute()`, which returns only what changed. A pod
 event touches its group and the path to the root (requests and used go up), then the splits
-whose inputs moved (runtime goes down); a quota event rebuilds the tree. Both give exactly the
-numbers of a recompute from scratch. The work is done by its parts, one job each:
+whose inputs moved (runtime goes down); a quota event rebuilds the tree (keeping the pods
+placed when only its numbers moved). Each gives exactly the numbers of a recompute from
+scratch. The work is done by its parts, one job each:
 
 - `state.Store`: the objects fed in, which group each pod counts in, what changed since;
 - `accounting.Accounting`: the numbers of every group of one tree, and the two sweeps;
