@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from importlib import metadata
 from typing import Any
 
@@ -185,7 +187,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PreflightError as error:
         print(f"elastic-quota {args.command}: error: {error}", file=sys.stderr)
         return 1
-    return _simulate(args)
+    with _collector_paused():
+        return _simulate(args)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection while simulate runs: what it builds (the decoded file,
+    every object parsed, the engine, the report) lives until it has printed, so each
+    collection would walk millions of live objects for nothing (on 100,000 pods, a third of
+    the run). What is freed meanwhile goes by reference counting as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _simulate(args: argparse.Namespace) -> int:
