@@ -68,7 +68,7 @@ async def serve(
     writer = Writer(http, view, metrics, limiter=limiter, workers=settings.write_workers)
     admitter = Admitter(view, writer, events, metrics, hold=settings.admission_hold)
     builtins = Builtins(http, limiter, view, settings.engine)
-    pools = Pools(http, limiter)
+    pools = Pools(http, limiter, events)
     streams = observing.caches(http, view, pools, _namespaces(settings))
     loop = Loop(
         view, writer, admitter, reclaimer, builtins, pools, events, metrics, settings, ready=streams

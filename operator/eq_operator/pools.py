@@ -6,7 +6,8 @@ The watch feeds the profiles, the nodes and the roots in; the leader writes a ro
 missing (created), or whose owned labels, annotations, min or max differ (a merge patch of those
 keys alone: the quota's other labels, annotations and its children stay). A root deleted by
 hand is created again; a profile deleted leaves its root as it was (it may have children: the
-webhook protects it while it has). Only changes that can move a root wake the reconciling: a
+webhook protects it while it has). A root a profile made under an earlier `quotaName` loses
+the root keys the operator wrote, so that two roots never count in one tree. Only changes that can move a root wake the reconciling: a
 node's heartbeat does not.
 """
 
@@ -24,20 +25,32 @@ from eq_kit.caching import PROFILES, QUOTAS, key_of
 from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http
 from eq_kit.throttling import TokenBucket
 
+from .events import Recorder
 from .logs import logger
 from .view import Ref
 
 JSON = "application/json"
 _ROOT_ANNOTATIONS = (keys.TOTAL_RESOURCE, keys.UNSCHEDULABLE_RESOURCE)
+_RETIRED = {
+    "metadata": {
+        "labels": {keys.IS_ROOT: None, keys.PROFILE: None},
+        "annotations": dict.fromkeys(_ROOT_ANNOTATIONS),
+    }
+}
+"""What makes a former root a plain group: the keys the operator wrote on it as a root."""
 
 
 class Pools:
     """The profiles, nodes and roots the watch shows, and the writes that keep the roots."""
 
     def __init__(
-        self, http: Http, limiter: TokenBucket, clock: Callable[[], float] = time.monotonic
+        self,
+        http: Http,
+        limiter: TokenBucket,
+        events: Recorder,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._http, self._limiter, self._clock = http, limiter, clock
+        self._http, self._limiter, self._events, self._clock = http, limiter, events, clock
         self._profiles: dict[str, Profile] = {}
         self._unreadable: dict[str, Problem] = {}
         self._nodes: dict[str, Node] = {}
@@ -124,13 +137,42 @@ class Pools:
         self._dirty = False
         wanted = desired_roots(self._profiles.values(), self._nodes.values())
         self.problems = tuple(sorted([*wanted.problems, *self._unreadable.values()]))
-        for root in wanted.roots:
-            try:
+        try:
+            for root in wanted.roots:
                 await self._write(root)
-            except (ApiError, *TRANSPORT_ERRORS) as error:
-                self._failed(root, error)
-                return
+            for key, profile in self._former_roots():
+                await self._retire(key, profile)
+        except (ApiError, *TRANSPORT_ERRORS) as error:
+            self._failed(error)
+            return
         self._retry.reset()
+
+    def _former_roots(self) -> list[tuple[str, Profile]]:
+        """The roots a profile made under an earlier `quotaName`, with the profile: their total
+        would count in the tree besides the new root's."""
+        former = []
+        for key, written in self._roots.items():
+            labels = written["metadata"]["labels"]
+            namespace = key.split("/", 1)[0]
+            profile = self._profiles.get(f"{namespace}/{labels.get(keys.PROFILE)}")
+            if labels.get(keys.IS_ROOT) == "true" and profile and profile.root_ref != key:
+                former.append((key, profile))
+        return sorted(former, key=lambda pair: pair[0])
+
+    async def _retire(self, key: str, profile: Profile) -> None:
+        """Take a former root's root keys off (it stays, with its children, as a group of the
+        tree), and tell the profile."""
+        namespace, name = key.split("/", 1)
+        await self._send("PATCH", f"{QUOTAS.url(namespace)}/{name}", _RETIRED, MERGE)
+        message = (
+            f"ElasticQuota {key} was this profile's root: its root labels and annotations are "
+            f"taken off, so that its total no longer counts in tree {profile.tree_id!r}; move "
+            f"its children under {profile.root_ref}, or delete it"
+        )
+        logger.warning("ElasticQuotaProfile %s: %s", profile.ref, message)
+        ref = self.ref(profile.ref)
+        if ref is not None:
+            await self._events.record(ref, type="Warning", reason="RootReplaced", message=message)
 
     async def _write(self, root: RootQuota) -> None:
         existing = self._roots.get(root.ref)
@@ -155,14 +197,12 @@ class Pools:
         await self._limiter.acquire()
         await self._http.send(method, path, body, content_type=content_type)
 
-    def _failed(self, root: RootQuota, error: Exception) -> None:
+    def _failed(self, error: Exception) -> None:
         now = self._clock()
         self._retry.failed(now)
         self._dirty = True
         logger.warning(
-            "could not write the root %s of profile %s (%r); trying again in %.1fs",
-            root.ref,
-            root.profile,
+            "could not write the node pools' roots (%r); trying again in %.1fs",
             error,
             self._retry.not_before - now,
         )

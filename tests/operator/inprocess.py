@@ -127,7 +127,7 @@ async def in_process(
             view, writer, events, metrics, hold=settings.admission_hold, clock=clock
         )
         builtins = Builtins(http, limiter, view, settings.engine, clock=clock)
-        pools = Pools(http, limiter, clock=clock)
+        pools = Pools(http, limiter, events, clock=clock)
         caches = observing.caches(http, view, pools)
         loop = Loop(
             view,

@@ -13,6 +13,7 @@ from eq_engine.gangs import POD_GROUP_KINDS
 from eq_kit.kube import Http
 from eq_kit.throttling import TokenBucket
 from eq_operator import observing
+from eq_operator.events import Recorder
 from eq_operator.pools import Pools
 from eq_operator.view import ClusterView
 from kubernetes_asyncio import client
@@ -52,7 +53,11 @@ async def test_each_pod_group_api_is_followed_where_the_cluster_serves_it():
         configuration = client.Configuration(host=api.url)
         async with client.ApiClient(configuration) as session:
             seen = view()
-            streams = observing.caches(Http(session), seen, Pools(Http(session), TokenBucket(0, 0)))
+            streams = observing.caches(
+                Http(session),
+                seen,
+                Pools(Http(session), TokenBucket(0, 0), Recorder(Http(session), TokenBucket(0, 0))),
+            )
             assert sorted(r.kind.name for r in streams.reflectors if r.kind.optional) == [
                 "ElasticQuotaProfile",
                 "PodGroup.scheduling.k8s.io",
@@ -134,7 +139,11 @@ async def test_disruption_budgets_are_followed_and_one_that_does_not_read_is_rep
         configuration = client.Configuration(host=api.url)
         async with client.ApiClient(configuration) as session:
             seen = view()
-            streams = observing.caches(Http(session), seen, Pools(Http(session), TokenBucket(0, 0)))
+            streams = observing.caches(
+                Http(session),
+                seen,
+                Pools(Http(session), TokenBucket(0, 0), Recorder(Http(session), TokenBucket(0, 0))),
+            )
             streams.start()
             try:
                 await streams.wait_ready()

@@ -109,6 +109,23 @@ async def test_profiles_make_their_roots_and_follow_the_nodes(api, client, tmp_p
         # a root deleted by hand comes back
         await client.delete(elastic_quota("v100", "gpu-pools"))
         await eventually(lambda: total(api, "v100") is not None, what="the V100 root again")
+
+        # a profile that names another root: the new one is made, the old one is no root
+        await client.patch(profile("v100"), {"spec": {"quotaName": "v100-pool"}})
+        await eventually(
+            lambda: total(api, "v100-pool") is not None and total(api, "v100") is None,
+            what="the new V100 root, and the old one retired",
+        )
+        old = root(api, "v100")
+        assert old is not None and keys.IS_ROOT not in old["metadata"]["labels"]
+        assert old["metadata"]["labels"][keys.TREE_ID] == tree_hash("gpu-pools", "v100")
+
+        def replaced() -> list[dict[str, Any]]:
+            return [e for e in stored(api, EVENTS) if e.get("reason") == "RootReplaced"]
+
+        await eventually(lambda: bool(replaced()), what="a RootReplaced Event")
+        assert [e["involvedObject"]["name"] for e in replaced()] == ["v100"]
+        assert "ElasticQuota gpu-pools/v100 was this profile's root" in replaced()[0]["message"]
     finally:
         await operator.stop()
 
