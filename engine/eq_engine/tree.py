@@ -237,8 +237,17 @@ def _pool_root(config: EngineConfig, tree_id: str) -> Group:
 
 
 def _rootless_pools(catalog: Catalog, pool_ids: Iterable[str]) -> Iterator[Problem]:
-    """A tree whose groups have no root to give it a total: reported on its first group."""
+    """A tree whose groups have no root to give it a total, reported on its first group; one
+    with several (their totals are summed), on each but the first."""
     for tree_id in pool_ids:
+        roots = sorted(n for n, q in catalog.quotas.items() if q.is_root and q.tree_id == tree_id)
+        for extra in roots[1:]:
+            yield quota_problem(
+                catalog.quotas[extra],
+                f"metadata.labels[{keys.IS_ROOT}]",
+                f"tree {tree_id!r} has {len(roots)} roots ({', '.join(roots)}): its total is "
+                "the sum of theirs; one ElasticQuotaProfile per tree id makes one root",
+            )
         if tree_id in catalog.pools:
             continue
         first = min(n for n, q in catalog.quotas.items() if q.tree_id == tree_id)

@@ -313,3 +313,18 @@ def test_explain_says_which_tree_and_its_total():
         "  tree: the default one, on what the node pools leave of the cluster less what the "
         "system and default groups use: cpu 8, memory 0, nvidia.com/gpu 0"
     )
+
+
+def test_two_roots_of_one_tree_add_up_and_say_so():
+    gpu = "nvidia.com/gpu"
+    roots = [
+        in_tree("p", quota(name, is_parent=True, max={gpu: "100"}), total={gpu: "4"})
+        for name in ("p-east", "p-west")
+    ]
+    engine = run(*roots, capacity={gpu: "16"})
+    assert runtime(engine, pool_root("p")) == {gpu: 8}
+    assert [str(p) for p in engine.problems] == [
+        f"ElasticQuota quotas/p-west: metadata.labels[{P}is-root]: tree 'p' has 2 roots "
+        "(p-east, p-west): its total is the sum of theirs; one ElasticQuotaProfile per tree id "
+        "makes one root"
+    ]
