@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import time
+from multiprocessing.synchronize import Event
 
 import aiohttp
 import orjson
@@ -25,7 +26,7 @@ PODS, PAGE, WATCHERS, CHANGES, PATCHES = 100_000, 500, 4, 20_000, 2_000
 PATH = "/api/v1/pods"
 
 
-def serve(port_out: multiprocessing.connection.Connection, go: multiprocessing.Event) -> None:
+def serve(port_out: multiprocessing.connection.Connection, go: Event) -> None:
     async def main() -> None:
         api = ApiServer()
         api.seed(*(pod(f"p{i:06d}", namespace=f"ns{i % 50}") for i in range(PODS)))
@@ -51,7 +52,7 @@ def serve(port_out: multiprocessing.connection.Connection, go: multiprocessing.E
     asyncio.run(main())
 
 
-async def measure(url: str, go: multiprocessing.Event) -> None:
+async def measure(url: str, go: Event) -> None:
     async with aiohttp.ClientSession() as session:
         start, listed, token = time.perf_counter(), 0, ""
         while True:

@@ -42,7 +42,7 @@ LOOK = 0.05
 """Seconds between two looks at the objects (a look at 2,000 pods costs the emulator ~1 ms)."""
 
 
-def annotations(groups: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def annotation_fields(groups: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The groups' fields without `status.used`."""
     return {name: {k: v for k, v in f.items() if k != "status.used"} for name, f in groups.items()}
 
@@ -57,14 +57,14 @@ class Judge:
             stored(api, QUOTAS), stored(api, NODES), stored(api, PODS) if pods is None else pods
         )
         self.want_groups = want_groups
-        self.want_annotations = annotations(want_groups)
+        self.want_annotations = annotation_fields(want_groups)
 
     def look(self) -> tuple[bool, bool, bool]:
         """Whether the annotations, the groups' fields and the labels are right."""
         groups, labels = actual(self.api)
         have = {name: fields for name, fields in groups.items() if name in self.want_groups}
         return (
-            annotations(have) == self.want_annotations,
+            annotation_fields(have) == self.want_annotations,
             have == self.want_groups,
             labels == self.want_labels,
         )

@@ -18,8 +18,10 @@ import sys
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any, cast
 
 from eq_engine import QuotaEngine, parse_node, parse_pod, parse_quota
+from eq_engine.raw import RawElasticQuota, RawNode, RawPod
 
 from benchmarks import cluster
 
@@ -31,14 +33,14 @@ def report(name: str, value: float, unit: str, target: str) -> None:
     print(f"{name:<52} {value:>10.3f} {unit:<8} target {target}")
 
 
-def loaded_engine(raw_pods: list[dict]) -> QuotaEngine:
+def loaded_engine(raw_pods: list[dict[str, Any]]) -> QuotaEngine:
     engine = QuotaEngine()
     for raw in cluster.quotas():
-        engine.set_quota(parse_quota(raw))
+        engine.set_quota(parse_quota(cast(RawElasticQuota, raw)))
     for raw in cluster.nodes():
-        engine.set_node(parse_node(raw))
+        engine.set_node(parse_node(cast(RawNode, raw)))
     for raw in raw_pods:
-        engine.set_pod(parse_pod(raw))
+        engine.set_pod(parse_pod(cast(RawPod, raw)))
     return engine
 
 
@@ -59,12 +61,14 @@ def full_recompute(engine: QuotaEngine, repeat: int = 15) -> list[float]:
     return times
 
 
-def incremental(engine: QuotaEngine, raw_pods: list[dict], events: int = 1000) -> list[float]:
+def incremental(
+    engine: QuotaEngine, raw_pods: list[dict[str, Any]], events: int = 1000
+) -> list[float]:
     """Remove a random pod and recompute, then add it back and recompute: 2 events each."""
     rng = random.Random(7)
     times = []
     for raw in rng.sample(raw_pods, events // 2):
-        pod = parse_pod(raw)
+        pod = parse_pod(cast(RawPod, raw))
         start = time.perf_counter()
         engine.remove_pod(pod.key)
         engine.recompute()
@@ -75,7 +79,7 @@ def incremental(engine: QuotaEngine, raw_pods: list[dict], events: int = 1000) -
     return times
 
 
-def memory_per_pod(raw_pods: list[dict]) -> tuple[float, float]:
+def memory_per_pod(raw_pods: list[dict[str, Any]]) -> tuple[float, float]:
     gc.collect()
     tracemalloc.start()
     engine = loaded_engine(raw_pods)

@@ -14,6 +14,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from benchmarks import cluster
 from tests.apiserver import ApiServer
@@ -22,7 +23,7 @@ from tests.webhook.conftest import Certificates, review, start_webhook, stop_web
 SEQUENTIAL, CONCURRENT_CLIENTS, PER_CLIENT = 5000, 50, 100
 
 
-def reviews(count: int) -> list[dict]:
+def reviews(count: int) -> list[dict[str, Any]]:
     """A mix a cluster sends: new sub-teams (fitting or not), min changes, deletions."""
     bodies = []
     for i in range(count):
