@@ -15,7 +15,7 @@ DEPARTMENTS, TEAMS, SUBTEAMS, PODS_PER_SUBTEAM = 10, 100, 10, 10
 NODES = 1500
 
 
-def _quota(
+def quota(
     name: str,
     parent: str | None,
     cpu: int,
@@ -63,18 +63,20 @@ def quotas(
     objects = []
     for d in range(departments):
         dept = f"dept-{d}"
-        objects.append(_quota(dept, None, 8000, 32000, 1000, is_parent=True))
+        objects.append(quota(dept, None, 8000, 32000, 1000, is_parent=True))
         for t in range(teams):
             team = f"{dept}-team-{t}"
-            objects.append(_quota(team, dept, 80, 320, 10, is_parent=True))
+            objects.append(quota(team, dept, 80, 320, 10, is_parent=True))
             for s in range(subteams):
                 objects.append(
-                    _quota(f"{team}-sub-{s}", team, 8, 32, 1, is_parent=False, lend=(s % 7 != 0))
+                    quota(f"{team}-sub-{s}", team, 8, 32, 1, is_parent=False, lend=(s % 7 != 0))
                 )
     return objects
 
 
-def pod(rng: random.Random, group: str, index: int, intensity: float, scheduled: bool) -> dict:
+def pod(
+    rng: random.Random, group: str, index: int, intensity: float, scheduled: bool
+) -> dict[str, Any]:
     """A pod of `group`; `intensity` scales its requests (1.0: the sub-team's min, spread).
 
     Like the pods of a Deployment, a sub-team's pods come from a few templates: the even
@@ -156,13 +158,20 @@ def pods(
 ) -> list[dict[str, Any]]:
     """Sub-teams ask between 0.2x and 2.5x their min; about 3 in 4 pods are running, which
     keeps the running pods inside the nodes' capacity while the busiest teams borrow."""
-    rng = random.Random(seed)
     leaves = [
         f"dept-{d}-team-{t}-sub-{s}"
         for d in range(departments)
         for t in range(teams)
         for s in range(subteams)
     ]
+    return leaf_pods(leaves, seed=seed, per_subteam=per_subteam)
+
+
+def leaf_pods(
+    leaves: list[str], *, seed: int = 1, per_subteam: int = PODS_PER_SUBTEAM
+) -> list[dict[str, Any]]:
+    """`per_subteam` pods in each of the sub-teams `leaves`, drawn as `pods` draws them."""
+    rng = random.Random(seed)
     result = []
     for leaf in leaves:
         intensity = rng.uniform(0.2, 2.5)

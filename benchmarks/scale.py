@@ -1,10 +1,16 @@
 """The operator at cluster scale, against the emulated API server (tests/apiserver), next to
 the targets of issue 10:
 
-    python -m benchmarks.scale [--pods 10000,100000] [--churn 3000]
+    python -m benchmarks.scale [--pods 10000,100000] [--churn 3000] [--trees 20]
 
 For each size: 11,110 groups, 5,000 nodes and N pods (benchmarks/cluster.py) are in the API
 server before the real `elastic-quota operator` process starts (rate limit off, `--api-qps 0`).
+With `--trees N` (2 to 100), N node pools instead of the single tree (benchmarks/pools.py): N
+ElasticQuotaProfiles, each selecting 5,000 / N nodes by their `pool` label, whose roots the
+operator makes, and 1,000 / N teams of 10 sub-teams in each tree, with the same pods; "every group
+right" then includes the roots' total-resource (as `eq_engine.profile_roots` computes it), and
+once right a fresh engine on every object the emulator holds (the roots included) is compared
+with what was expected and what the objects hold.
 Printed: ready (/readyz 200) after, every group's annotations and status.used correct after,
 the operator's CPU until ready, first labelling pod writes/s, and RSS; then the RSS slope per
 pod between the sizes and the CPU ratio. On the largest size: sustained churn (pending pods
@@ -31,21 +37,35 @@ from typing import Any
 
 import aiohttp
 
-from benchmarks import cluster
+from benchmarks import cluster, pools
 from tests.apiserver import ApiServer
 from tests.kube import write_kubeconfig
 from tests.operator.test_accounting import actual_groups, computed
 from tests.paths import PYTHONPATH, REPO
-from tests.webhook.conftest import Certificates, free_port, start_webhook
+from tests.ports import free_port
+from tests.webhook.conftest import Certificates, start_webhook
 
 NODES = 5000
 TICK = 0.5  # seconds between the emulator's looks at its own objects (each costs it ~0.1 s)
 Expected = dict[str, dict[str, Any]]
 
 
-def objects(pods: int) -> tuple[list[dict], list[dict], list[dict]]:
+def objects(pods: int, trees: int = 1) -> pools.Objects:
+    """The quotas, pods, nodes and profiles (none for the single tree)."""
+    if trees > 1:
+        return pools.objects(pods, trees, NODES)
     per_subteam = max(1, pods // 10_000)
-    return cluster.quotas(), cluster.pods(per_subteam=per_subteam), cluster.nodes(NODES)
+    return cluster.quotas(), cluster.pods(per_subteam=per_subteam), cluster.nodes(NODES), []
+
+
+def expected(pods: int, trees: int, bound: int = 0) -> tuple[Expected, Expected, int]:
+    """Every group's fields (the roots the operator makes of the profiles fed as quotas) after
+    the first `bound` pending pods are bound, the roots' annotations, and the pods labelled."""
+    quotas, pod_objects, nodes, profiles = objects(pods, trees)
+    roots = pools.roots(profiles, nodes)
+    want, labels = computed(quotas + roots, nodes, churned(pod_objects, bound))
+    labelled = sum(1 for label in labels.values() if label is not None)
+    return pools.with_objects(want), pools.root_annotations(roots), labelled
 
 
 CHURN_SECONDS = 8.0
@@ -68,29 +88,30 @@ def churned(pods: list[dict[str, Any]], total: int) -> list[dict[str, Any]]:
     return result
 
 
-def serve(pods: int, conn: Connection) -> None:
+def serve(pods: int, trees: int, conn: Connection) -> None:
     """The emulator: seeds the cluster, then reports (on `conn`) when every group was right
-    and how the first labelling went (its first pod writes, its end), and runs churn on
-    request."""
+    (the roots too) and how the first labelling went (its first pod writes, its end), and runs
+    churn on request."""
 
     async def main() -> None:
-        quotas, pod_objects, nodes = objects(pods)
-        api = ApiServer()
-        api.seed(*quotas, *nodes, *pod_objects)
+        quotas, pod_objects, nodes, profiles = objects(pods, trees)
+        api = ApiServer(serving=[pools.profile_crd()] if profiles else [])
+        api.seed(*profiles, *quotas, *nodes, *pod_objects)
         pending = [
             (p["metadata"]["namespace"], p["metadata"]["name"])
             for p in pod_objects
             if not p["spec"].get("nodeName")
         ]
-        del quotas, pod_objects, nodes
+        del quotas, pod_objects, nodes, profiles
         await api.start()
         conn.send(api.url)
         want: Expected
-        want, labelled = conn.recv()
-        correct_at = labelled_at = first = None
+        want, want_roots, labelled = conn.recv()
+        correct_at = labelled_at = first = roots_at = None
         next_look, deadline = 0.0, time.time() + 600
         while correct_at is None or labelled_at is None:
             if time.time() > deadline:  # the parent's recv then fails (EOFError)
+                print(*pools.differences(api, want, want_roots), sep="\n", file=sys.stderr)
                 raise TimeoutError(f"labels: {api.count('patch', 'pods')} of {labelled}")
             await asyncio.sleep(0.05)
             now, count = time.time(), api.count("patch", "pods")
@@ -100,10 +121,13 @@ def serve(pods: int, conn: Connection) -> None:
                 labelled_at = now
             if correct_at is None and now >= next_look:  # a look costs ~0.1 s: not too often
                 next_look = now + TICK
+                if roots_at is None and pools.actual_roots(api, set(want_roots)) == want_roots:
+                    roots_at = now
                 have = actual_groups(api)
-                if all(have.get(name) == fields for name, fields in want.items()):
+                if roots_at and all(have.get(name) == fields for name, fields in want.items()):
                     correct_at = now
-        conn.send((correct_at, first, labelled_at))
+        audit = pools.audit(api, want) if trees > 1 else {}
+        conn.send((correct_at, first, labelled_at, roots_at, audit))
         while True:
             command = await asyncio.to_thread(conn.recv)
             if command[0] == "churn":
@@ -205,16 +229,13 @@ async def ready(url: str, process: subprocess.Popen[bytes], timeout: float) -> f
     raise TimeoutError(f"not ready within {timeout} s")
 
 
-async def run(pods: int, churn_rate: float, *, last: bool) -> dict[str, Any]:
-    quotas, pod_objects, nodes = objects(pods)
-    want, labels = computed(quotas, nodes, pod_objects)
-    labelled = sum(1 for label in labels.values() if label is not None)
-    del quotas, pod_objects, nodes
+async def run(pods: int, churn_rate: float, *, last: bool, trees: int = 1) -> dict[str, Any]:
+    want, want_roots, labelled = expected(pods, trees)
     receive, send = multiprocessing.Pipe()
-    server = multiprocessing.Process(target=serve, args=(pods, send), daemon=True)
+    server = multiprocessing.Process(target=serve, args=(pods, trees, send), daemon=True)
     server.start()
     url = receive.recv()
-    receive.send((want, labelled))
+    receive.send((want, want_roots, labelled))
     result: dict[str, Any] = {"pods": pods}
     with tempfile.TemporaryDirectory() as scratch:
         started = time.time()
@@ -224,18 +245,16 @@ async def run(pods: int, churn_rate: float, *, last: bool) -> dict[str, Any]:
             result["ready"] = ready_at - started
             result["cpu_ready"] = process_cpu(operator.pid)
             result["rss_ready"] = rss_mib(operator.pid)
-            correct_at, first, labelled_at = await asyncio.to_thread(receive.recv)
+            correct_at, first, labelled_at, roots_at, audit = await asyncio.to_thread(receive.recv)
             result["correct"] = correct_at - started
+            result["roots"], result["audit"] = roots_at - started, audit
             result["labels"] = labelled
             result["labels_per_s"] = (labelled - first[1]) / max(0.05, labelled_at - first[0])
             result["labelled"] = labelled_at - started
             result["rss"] = rss_mib(operator.pid)
             result["hwm"] = rss_mib(operator.pid, "VmHWM")
             if last and churn_rate:
-                quotas, pod_objects, nodes = objects(pods)
-                total = int(churn_rate * CHURN_SECONDS)
-                after, _ = computed(quotas, nodes, churned(pod_objects, total))
-                del quotas, pod_objects, nodes
+                after, _, _ = expected(pods, trees, bound=int(churn_rate * CHURN_SECONDS))
                 receive.send(("churn", churn_rate, after))
                 result["churn"] = await asyncio.to_thread(receive.recv)
         finally:
@@ -264,16 +283,29 @@ def show(label: str, value: str, target: str = "") -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--pods", default="10000,100000")
     parser.add_argument("--churn", type=float, default=3000.0, help="pod events/s offered")
+    parser.add_argument(
+        "--trees",
+        type=int,
+        default=1,
+        choices=range(1, 101),
+        metavar="N",
+        help="quota trees: 1, the single tree (default); 2 to 100, N node pools of 5,000 / N "
+        "nodes, each an ElasticQuotaProfile whose root the operator makes, 1,000 / N teams of "
+        "10 sub-teams below each root (benchmarks/pools.py)",
+    )
     args = parser.parse_args()
     sizes = [int(n) for n in args.pods.split(",")]
     results = []
     for i, pods in enumerate(sizes):
-        r = asyncio.run(run(pods, args.churn, last=i == len(sizes) - 1))
+        r = asyncio.run(run(pods, args.churn, last=i == len(sizes) - 1, trees=args.trees))
         results.append(r)
-        print(f"{pods:,} pods, 11,110 groups, {NODES:,} nodes (rate limit off)")
+        shape = f"{args.trees} node pools" if args.trees > 1 else "11,110 groups"
+        print(f"{pods:,} pods, {shape}, {NODES:,} nodes (rate limit off)")
         big = pods >= 100_000
         show("ready (/readyz 200) after", f"{r['ready']:.1f} s", "target <= 30 s" * big)
         show("every group's fields correct after", f"{r['correct']:.1f} s", "target <= 45 s" * big)
@@ -288,6 +320,8 @@ def main() -> None:
             "RSS at ready / after labelling / peak",
             f"{r['rss_ready']:.0f}/{r['rss']:.0f}/{r['hwm']:.0f} MiB",
         )
+        if args.trees > 1:
+            pools.report(r["audit"], r["roots"], show)
         if "churn" in r:
             c = r["churn"]
             show(
