@@ -59,6 +59,7 @@ class Loop:
         self.heartbeat = time.monotonic()
         self._reported: set[Problem] = set()
         self._next_audit = 0.0
+        self._audit_held: float | None = None  # since when the node pools hold the audit back
 
     def leading_changed(self, leading: bool) -> None:
         """A new leader compares every object once; one that stops leaves its pending writes
@@ -84,7 +85,7 @@ class Loop:
                     await self._pools.ensure()
                 if acting and self._view.news:
                     await self.report_unreadable()
-                if acting and now >= self._next_audit:
+                if acting and now >= self._next_audit and self._audit_due(now):
                     self._next_audit = now + AUDIT_INTERVAL
                     await self.report_problems()
                 if reclaim.enabled and now >= next_reclaim and self._view.synced:
@@ -94,6 +95,17 @@ class Loop:
                     await self._events.flush()
             except Exception:  # a bug must not stop the operator's clock
                 logger.exception("the operator's loop failed; going on")
+
+    def _audit_due(self, now: float) -> bool:
+        """Not while the node pools' roots are being written (a tree whose root has not come
+        back yet would be reported rootless), but never put off by more than a few intervals
+        (a root that cannot be written must not silence every other problem)."""
+        if self._pools.settled:
+            self._audit_held = None
+            return True
+        if self._audit_held is None:
+            self._audit_held = now
+        return now - self._audit_held >= 3 * AUDIT_INTERVAL
 
     async def step(self) -> None:
         """Recompute if anything changed, then (when leading) admit the gated pods that fit and

@@ -7,8 +7,9 @@ missing (created), or whose owned labels, annotations, min or max differ (a merg
 keys alone: the quota's other labels, annotations and its children stay). A root deleted by
 hand is created again; a profile deleted leaves its root as it was (it may have children: the
 webhook protects it while it has). A root a profile made under an earlier `quotaName` loses
-the root keys the operator wrote, so that two roots never count in one tree. Only changes that can move a root wake the reconciling: a
-node's heartbeat does not.
+the root keys the operator wrote, so that two roots never count in one tree. Only changes
+that can move a root wake the reconciling: a node's heartbeat does not. While roots are being
+written (`settled` false), the loop holds its report of problems back.
 """
 
 from __future__ import annotations
@@ -60,6 +61,10 @@ class Pools:
         self._retry = Backoff(first=1.0, cap=5.0)
         self.problems: tuple[Problem, ...] = ()
         """The profiles' problems as of the last reconciling, for Events."""
+        self.settled = False
+        """The last reconciling wrote nothing: every root is as its profile wants it, as far as
+        the watch shows. Until then the trees are in flux (a root just created has not come
+        back yet) and their problems are not reported."""
 
     # ---------------------------------------------------------------- the watch
 
@@ -135,6 +140,7 @@ class Pools:
         if not self._dirty or not self._retry.due(self._clock()):
             return
         self._dirty = False
+        self.settled = True  # unless a write below says otherwise
         wanted = desired_roots(self._profiles.values(), self._nodes.values())
         self.problems = tuple(sorted([*wanted.problems, *self._unreadable.values()]))
         try:
@@ -163,6 +169,7 @@ class Pools:
         """Take a former root's root keys off (it stays, with its children, as a group of the
         tree), and tell the profile."""
         namespace, name = key.split("/", 1)
+        self.settled = False
         await self._send("PATCH", f"{QUOTAS.url(namespace)}/{name}", _RETIRED, MERGE)
         message = (
             f"ElasticQuota {key} was this profile's root: its root labels and annotations are "
@@ -178,6 +185,7 @@ class Pools:
         existing = self._roots.get(root.ref)
         if existing is None:
             try:
+                self.settled = False
                 await self._send("POST", QUOTAS.url(root.namespace), root_body(root))
                 logger.info("created the root %s of tree %s", root.ref, root.tree_id)
                 return
@@ -187,6 +195,7 @@ class Pools:
                 existing = {}  # a quota of that name the profile takes over: every key
         patch = root_patch(root, existing)
         if patch is not None:
+            self.settled = False
             path = f"{QUOTAS.url(root.namespace)}/{root.name}"
             await self._send("PATCH", path, patch, content_type=MERGE)
             logger.info("updated the root %s of tree %s", root.ref, root.tree_id)

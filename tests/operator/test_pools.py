@@ -134,3 +134,36 @@ def _runtime(api: Any, name: str) -> dict[str, str]:
     found = root(api, name)
     annotations = {} if found is None else found["metadata"].get("annotations") or {}
     return json.loads(annotations.get(keys.RUNTIME, "{}"))
+
+
+async def test_no_problem_is_reported_of_a_tree_whose_root_is_being_made(api, tmp_path):
+    """At start the teams of a pool name a root the operator has yet to create: the report of
+    problems waits until the roots are there, so no Event says their parent is missing or
+    their tree has no root (a problem elsewhere is reported: the report did run)."""
+    pool = profile("a100")
+    pool["metadata"]["labels"] = {keys.TREE_ID: "a100"}
+    pool["spec"]["quotaLabels"] = {keys.IS_PARENT: "true"}
+    teams = [
+        elastic_quota(
+            f"team-{name}", f"team-{name}", parent="a100", min={GPU: "2"},
+            max={"cpu": "64", "memory": "256Gi", GPU: "10"}, labels={keys.TREE_ID: "a100"},
+        )
+        for name in ("a", "b")
+    ]  # fmt: skip
+    ghost = elastic_quota("stray", "team-c", parent="ghost", max={"cpu": "1"})
+    store(api, gpu_node("a100-1", "a100"), gpu_node("a100-2", "a100"), pool, *teams, ghost)
+    operator = await start_operator(tmp_path, api)
+    try:
+
+        def reported() -> dict[str, str]:
+            return {
+                e["involvedObject"]["name"]: e["message"]
+                for e in stored(api, EVENTS)
+                if e.get("reason") == "ConfigurationProblem"
+            }
+
+        await eventually(lambda: "stray" in reported(), what="the stray group's problem")
+        assert total(api, "a100") is not None
+        assert set(reported()) == {"stray"}, reported()
+    finally:
+        await operator.stop()
