@@ -98,7 +98,7 @@ class Accounting:
         self.pooled: Mask = np.zeros((rows, len(names)), dtype=bool)
         """The resources a root's total has at all: the others' mins are never scaled."""
         for root in tree.roots[1:].tolist():
-            pool = tree.catalog.pools.get(tree.tree_of(root), {})
+            pool = tree.catalog.pools.get(tree.groups[root].tree_id, {})
             self.pool[root], self.pooled[root] = amounts(pool, names), present(pool, names)
         self._depths: list[int] = tree.depth.tolist()  # plain integers for the sweeps
 

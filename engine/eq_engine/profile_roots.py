@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from . import keys
-from .objects import Node
+from .objects import Node, cluster_capacity
 from .problems import Problem, listing
 from .profiles import KIND, Profile
 from .quantities import ResourceList, format_quantity
@@ -135,8 +135,10 @@ def _overlaps(profile: Profile, taken: Mapping[str, list[str]], *, empty: bool) 
 
 
 def _root(profile: Profile, pool: list[Node]) -> RootQuota:
-    total = _scaled(_sum(pool), profile.ratio)
-    unschedulable = _scaled(_sum(node for node in pool if not node.schedulable), profile.ratio)
+    total = _scaled(cluster_capacity(pool), profile.ratio)
+    unschedulable = _scaled(
+        cluster_capacity(node for node in pool if not node.schedulable), profile.ratio
+    )
     texts = _texts(total)
     labels = {
         keys.PROFILE: profile.name,
@@ -162,14 +164,6 @@ def _root(profile: Profile, pool: list[Node]) -> RootQuota:
         unschedulable=unschedulable,
         nodes=tuple(node.name for node in pool),
     )
-
-
-def _sum(nodes: Iterable[Node]) -> dict[str, int]:
-    total: dict[str, int] = {}
-    for node in nodes:
-        for name, amount in node.allocatable.items():
-            total[name] = total.get(name, 0) + amount
-    return total
 
 
 def _scaled(amounts: dict[str, int], ratio: float | None) -> dict[str, int]:

@@ -122,10 +122,6 @@ class Tree:
         span = np.arange(level.start, level.stop) if level else _EMPTY
         return np.r_[[SYSTEM, DEFAULT], span].astype(np.intp) if depth == 1 else span
 
-    def tree_of(self, index: int) -> str:
-        """The tree id of a group's tree ("" for the default tree)."""
-        return self.groups[index].tree_id
-
     def children_of(self, parents: IndexArray) -> tuple[IndexArray, IndexArray, IndexArray]:
         """The children of `parents` (sorted) as one array, where each parent's run starts,
         and the parents that have any: ready for `np.add.reduceat`."""

@@ -33,6 +33,8 @@ WRITE_TIMEOUT = 30.0
 """Seconds one write may take end to end: a hung request must not hold the operator's loop."""
 WATCH_SLACK = 30.0
 """Seconds of silence beyond the watch's own timeout after which the connection is dead."""
+JSON = "application/json"
+"""The content type of a plain JSON body, and what the API is asked to answer in."""
 MERGE = "application/merge-patch+json"
 """The content type of a JSON merge patch (RFC 7386): what it holds is set, a `null` removes."""
 
@@ -99,7 +101,7 @@ class Http:
     async def _headers(self, content_type: str) -> dict[str, str]:
         headers = {
             **self._api.default_headers,
-            "Accept": "application/json",
+            "Accept": JSON,
             "Content-Type": content_type,
         }
         login = (await self._api.configuration.auth_settings()).get("BearerToken")
@@ -114,7 +116,7 @@ class Http:
         params: Mapping[str, str],
         timeout: aiohttp.ClientTimeout,
         body: Any = None,
-        content_type: str = "application/json",
+        content_type: str = JSON,
     ) -> aiohttp.ClientResponse:
         started, status = time.perf_counter(), 0
         try:
@@ -152,7 +154,7 @@ class Http:
         path: str,
         body: Any = None,
         *,
-        content_type: str = "application/json",
+        content_type: str = JSON,
         params: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """A write (POST, PUT, PATCH, DELETE) of a JSON body; the answer's JSON. An error

@@ -23,14 +23,13 @@ from eq_engine.profile_roots import RootQuota, desired_roots, root_body, root_pa
 from eq_engine.profiles import KIND, Profile, parse_profile
 from eq_kit.backoff import Backoff
 from eq_kit.caching import PROFILES, QUOTAS, key_of
-from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http
+from eq_kit.kube import JSON, MERGE, TRANSPORT_ERRORS, ApiError, Http
 from eq_kit.throttling import TokenBucket
 
 from .events import Recorder
 from .logs import logger
 from .view import Ref
 
-JSON = "application/json"
 _ROOT_ANNOTATIONS = (keys.TOTAL_RESOURCE, keys.UNSCHEDULABLE_RESOURCE)
 _RETIRED = {
     "metadata": {
