@@ -23,7 +23,7 @@ from tests.realistic import (
     node,
     pod,
 )
-from tests.webhook.conftest import Certificates, Webhook, start_webhook, stop_webhook
+from tests.webhook.conftest import Webhook, start_webhook, stop_webhook
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -72,19 +72,11 @@ def cluster() -> list[dict[str, Any]]:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def pools() -> AsyncIterator[ApiServer]:
+async def api() -> AsyncIterator[ApiServer]:
+    """The GPU cluster, in place of conftest's: its `webhook` fixture follows this one."""
     async with ApiServer() as emulator:
         emulator.seed(*cluster())
         yield emulator
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def webhook(
-    pools: ApiServer, certificates: Certificates, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Webhook]:
-    running = await start_webhook(tmp_path_factory.mktemp("pools"), str(pools.url), certificates)
-    yield running
-    await stop_webhook(running)
 
 
 def new_pod(namespace: str, group: str | None = None, **spec: Any) -> dict[str, Any]:
@@ -177,8 +169,8 @@ async def test_an_opted_out_pod_keeps_its_pool(webhook):
     ],
     ids=["pool affinity off", "gating off"],
 )
-async def test_each_mutation_has_its_own_switch(pools, certificates, tmp_path, flags, paths):
-    running = await start_webhook(tmp_path, str(pools.url), certificates, *flags)
+async def test_each_mutation_has_its_own_switch(api, certificates, tmp_path, flags, paths):
+    running = await start_webhook(tmp_path, str(api.url), certificates, *flags)
     try:
         patch, _ = await mutate(running, new_pod("team-b", "team-b-v100"))
         assert [op["path"] for op in patch] == paths
