@@ -52,6 +52,8 @@ class Pools:
     ) -> None:
         self._http, self._limiter, self._events, self._clock = http, limiter, events, clock
         self._profiles: dict[str, Profile] = {}
+        self._refs: dict[str, Ref] = {}
+        """Every profile the watch shows, those that do not read too."""
         self._unreadable: dict[str, Problem] = {}
         self._nodes: dict[str, Node] = {}
         self._roots: dict[str, Mapping[str, Any]] = {}
@@ -69,6 +71,10 @@ class Pools:
 
     def observe_profile(self, body: Mapping[str, Any]) -> None:
         key = key_of(body)
+        metadata = body["metadata"]
+        self._refs[key] = Ref(
+            PROFILES.api_version, KIND, metadata["namespace"], metadata["name"], metadata["uid"]
+        )
         try:
             profile = parse_profile(body)
         except ObjectError as error:
@@ -80,6 +86,7 @@ class Pools:
         self._dirty = True
 
     def forget_profile(self, key: str) -> None:
+        self._refs.pop(key, None)
         self._profiles.pop(key, None)
         self._unreadable.pop(key, None)
         self._dirty = True
@@ -124,11 +131,8 @@ class Pools:
         return any(profile.root_ref == key for profile in self._profiles.values())
 
     def ref(self, key: str) -> Ref | None:
-        """The profile `namespace/name`, for an Event on it."""
-        profile = self._profiles.get(key)
-        if profile is None:
-            return None
-        return Ref(PROFILES.api_version, KIND, profile.namespace, profile.name, profile.uid)
+        """The profile `namespace/name`, readable or not, for an Event on it."""
+        return self._refs.get(key)
 
     # ---------------------------------------------------------------- the leader's writes
 

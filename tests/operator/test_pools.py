@@ -32,6 +32,15 @@ def profile(model: str) -> dict[str, Any]:
     )
 
 
+def unreadable() -> dict[str, Any]:
+    """A profile whose selector the API server's schema lets through but no selector reads."""
+    raw = profile("near")
+    raw["spec"]["nodeSelector"] = {
+        "matchExpressions": [{"key": "gpu-model", "operator": "Near", "values": ["a100"]}]
+    }
+    return raw
+
+
 def root(api: Any, name: str) -> dict[str, Any] | None:
     return next((q for q in stored(api, QUOTAS) if q["metadata"]["name"] == name), None)
 
@@ -62,6 +71,7 @@ async def test_profiles_make_their_roots_and_follow_the_nodes(api, client, tmp_p
         node("cpu-1", cpu="16"),
         profile("a100"),
         profile("v100"),
+        unreadable(),
         elastic_quota_profile(
             "h100",
             "gpu-pools",
@@ -89,8 +99,11 @@ async def test_profiles_make_their_roots_and_follow_the_nodes(api, client, tmp_p
             what="the default tree's total without the pools' GPUs",
         )
 
-        await eventually(lambda: "h100" in problems(api), what="a Warning on the empty profile")
+        await eventually(
+            lambda: {"h100", "near"} <= set(problems(api)), what="Warnings on two profiles"
+        )
         assert "matches no node: its tree's total is 0" in problems(api)["h100"]
+        assert problems(api)["near"].startswith("spec.nodeSelector.matchExpressions[0].operator:")
 
         # a node joins the A100 pool; a user's label on the root stays
         await client.patch(
