@@ -154,6 +154,15 @@ async def test_a_pod_of_the_default_tree_gets_no_affinity(webhook):
     assert patch == [{"op": "add", "path": "/spec/schedulingGates", "value": [GATE]}]
 
 
+async def test_a_pod_placed_by_name_is_left_where_it_is_put(webhook):
+    """A pod created bound to a node: the kubelet would refuse it if its affinity excluded that
+    node, so the pool's affinity is not added (nor the gate, which the API server refuses)."""
+    raw = new_pod("team-b", "team-b-v100")
+    raw["spec"]["nodeName"] = "a100-1"
+    patch, _ = await mutate(webhook, raw)
+    assert patch == []
+
+
 async def test_an_opted_out_pod_keeps_its_pool(webhook):
     raw = new_pod("team-b", "team-b-v100")
     raw["metadata"]["labels"][P + "gate"] = "false"

@@ -168,7 +168,11 @@ def _pool_affinity(
     raw: Mapping[str, Any], pod: Pod, state: ClusterState
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The patch and warnings that keep a pod of a node pool's quota tree on that pool's
-    nodes; none for a pod of the default tree, or of a tree no profile makes."""
+    nodes; none for a pod of the default tree, or of a tree no profile makes, nor for a pod
+    placed already (`spec.nodeName`) or made for one node (a DaemonSet's, a mirror): the
+    kubelet refuses a pod whose node affinity excludes its own node."""
+    if pod.node_name or pod.node_pinned:
+        return [], []
     catalog = state.catalog
     quota = catalog.quotas.get(catalog.membership(pod).group)
     if quota is None or not quota.tree_id:
