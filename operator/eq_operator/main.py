@@ -13,6 +13,7 @@ from typing import Any
 import kopf
 from aiohttp import web
 from eq_engine import QuotaEngine
+from eq_kit.collector import paused_while_listing
 from eq_kit.kube import Http
 from eq_kit.probes import probes_app, start_site
 from eq_kit.throttling import TokenBucket
@@ -106,7 +107,10 @@ async def serve(
         probes = _probes(view, loop, writer, builtins, metrics, stale_after=30.0)
         runners.append(await start_site(probes, "0.0.0.0", probe_port))
         streams.start()
-        tasks.extend([asyncio.create_task(loop.run()), asyncio.create_task(leadership.run())])
+        tasks.extend(
+            asyncio.create_task(job)
+            for job in (paused_while_listing(streams), loop.run(), leadership.run())
+        )
 
     @kopf.on.cleanup(registry=registry)
     async def cleanup(**_: Any) -> None:

@@ -128,9 +128,12 @@ class Loop:
 
     def recompute(self) -> None:
         """Bring the engine up to date with what the watch delivered; when leading, want the
-        fields that changed written."""
+        fields that changed written. Not before every kind's first LIST is in: nothing reads
+        the numbers before, and while the tree is incomplete the engine only keeps the pods it
+        is fed, to place them all once (each recompute meanwhile would place every pod listed so
+        far again, as each page of groups changes the tree)."""
         view = self._view
-        if view.dirty:
+        if view.dirty and view.synced:
             view.dirty = False
             started = time.perf_counter()
             changes = view.engine.recompute()
