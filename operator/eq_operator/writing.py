@@ -124,17 +124,17 @@ class Writer:
 
     def start(self) -> None:
         """Start the workers unless they run; they stay, waiting for work, until `clear`.
-        A quarter take groups first and the rest pods first, each the other kind when its own
-        has nothing due: without a budget, a burst of label writes never takes every worker
-        from the groups; with one, the groups also go first for the tokens (`Rank`)."""
+        Three in four take groups first and the rest pods first, each the other kind when its
+        own has nothing due: without a budget, the groups (a bounded set, each coalesced) get
+        most of what the server answers while labels are due, and the labels never less than
+        a quarter; with one, the groups also go first for the tokens (`Rank`)."""
         if self._pool.running:
             return
         groups = Lane("ElasticQuota", self.groups, self._group_write, Rank.GROUPS)
         pods = Lane("Pod", self.pods, self._pod_write, Rank.LABELS)
-        for_groups = min(self._workers - 1, max(1, self._workers // 4))
-        self._pool.start(
-            [((groups, pods), for_groups), ((pods, groups), self._workers - for_groups)]
-        )
+        for_pods = min(self._workers - 1, max(1, self._workers // 4))
+        for_groups = self._workers - for_pods
+        self._pool.start([((groups, pods), for_groups), ((pods, groups), for_pods)])
 
     async def settled(self) -> None:
         """Until every worker waits with nothing due (no write in flight); at once if none
