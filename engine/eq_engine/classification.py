@@ -6,8 +6,8 @@ priority, then earlier start, then name. A pod is `in-quota` while the running s
 fits inside the group's effective min (its min, scaled down where min scaling applies), and
 `over-quota` from the first pod that does not fit. Min 4 cpu, pods of 2, 2, 1 cpu in that
 order: in-quota, in-quota, over-quota. The running pods of a gang are one unit, in the place of
-its most important pod: all in-quota or all over-quota. `Labels` keeps every pod's label, to
-report only the ones that change.
+its most important pod: all in-quota or all over-quota. Each pod's label is kept on its member
+(`state.Member.label`), to report only the ones that change.
 """
 
 from __future__ import annotations
@@ -69,28 +69,22 @@ def unit_request(unit: Sequence[Member]) -> Sequence[int]:
 
 
 class Labels:
-    """The capacity label of every scheduled pod, and per group how many are over-quota."""
+    """Decides the capacity labels of the members of a group, kept on each member, and counts
+    per group how many are over-quota."""
 
     def __init__(self) -> None:
-        self._labels: dict[str, str] = {}
         self._finished: dict[str, None] = {}  # labelled pods that finished: label to remove
         self.over_quota: list[int] = []
         """Per group: its pods labelled over-quota."""
 
-    def get(self, key: str) -> str | None:
-        return self._labels.get(key)
-
-    def finish(self, key: str) -> None:
+    def finish(self, member: Member) -> None:
         """The pod finished: its label, if it has one, is removed at the next `relabel`."""
-        if key in self._labels:
-            self._finished[key] = None
+        if member.label is not None:
+            self._finished[member.pod.key] = None
 
     def resume(self, key: str) -> None:
         """The pod runs again (a namesake of a finished one): its label is not removed."""
         self._finished.pop(key, None)
-
-    def forget(self, key: str) -> None:
-        self._labels.pop(key, None)
 
     def regroup(self, groups: int) -> None:
         """A new tree of `groups` groups: no count carries over."""
@@ -119,11 +113,8 @@ class Labels:
             self.over_quota[group] = sum(1 for label in labels.values() if label == OVER_QUOTA)
             for member in own:
                 label = labels.get(member.pod.key)
-                if self._labels.get(member.pod.key) != label:
+                if member.label != label:
                     changes[member.pod.key] = label
-                    if label is None:
-                        del self._labels[member.pod.key]
-                    else:
-                        self._labels[member.pod.key] = label
+                    member.label = label
         finished, self._finished = self._finished, {}
         return {**finished, **changes}

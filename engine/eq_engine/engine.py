@@ -80,7 +80,9 @@ class QuotaEngine:
     def set_pod(self, pod: Pod) -> None:
         """Add or update a pod; a finished pod counts nowhere and loses its label."""
         if pod.terminal:
-            self._labels.finish(pod.key)
+            member = self._store.pods.get(pod.key)
+            if member is not None:
+                self._labels.finish(member)
             self.remove_pod(pod.key)
         else:
             self._labels.resume(pod.key)
@@ -88,7 +90,6 @@ class QuotaEngine:
 
     def remove_pod(self, key: str) -> None:
         self._store.remove_pod(key)
-        self._labels.forget(key)
 
     def set_pod_group(self, group: PodGroup) -> None:
         """Add or update a PodGroup object: the minimum of the gang it names."""
@@ -146,7 +147,8 @@ class QuotaEngine:
 
     def capacity_label(self, pod_key: str) -> str | None:
         """The pod's `in-quota`/`over-quota` label; None while pending, finished or unknown."""
-        return self._labels.get(pod_key)
+        member = self._store.pods.get(pod_key)
+        return None if member is None else member.label
 
     def lends(self, name: str) -> bool:
         """Whether the group lends the min it does not use (`allow-lent-resource`)."""
@@ -164,8 +166,8 @@ class QuotaEngine:
     def pods(self) -> Iterator[tuple[Pod, str, str | None]]:
         """Every pod with its group and capacity label (`None` while pending)."""
         groups = self.tree.groups
-        for key, member in self._store.pods.items():
-            yield member.pod, groups[member.group].name, self._labels.get(key)
+        for member in self._store.pods.values():
+            yield member.pod, groups[member.group].name, member.label
 
     # ---------------------------------------------------------------- recompute
 

@@ -26,15 +26,18 @@ _INTERNED = 1024
 
 @dataclass(slots=True, eq=False)
 class Member:
-    """A pod the accounting knows: its group and its request masked to that group's max.
+    """A pod the accounting knows: its group, its request masked to that group's max, and its
+    capacity label (`classification.Labels`; None while it is not scheduled).
 
     `request` is a tuple shared by every member with the same one (see `Store._place`): an
-    engine holds every pod of the cluster, so a member must stay small.
+    engine holds every pod of the cluster, so a member must stay small, and what the engine
+    knows of a pod lives here, in one map, not in one map per part.
     """
 
     pod: Pod
     group: int = -1
     request: tuple[int, ...] = ()
+    label: str | None = None
 
 
 class Store:
@@ -146,7 +149,7 @@ class Store:
             self._leave_gang(old.pod)
         if pod.gang is not None:
             self.gangs.setdefault(pod.gang.key, set()).add(pod.key)
-        member = Member(pod)
+        member = Member(pod, label=None if old is None else old.label)
         self.pods[pod.key] = member
         if self.tree_dirty:
             return
