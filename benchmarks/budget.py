@@ -85,12 +85,14 @@ async def until_right(judge: Judge, since: float, timeout: float = 600) -> list[
     return [f for f in found if f is not None]
 
 
-async def churn(api: ApiServer, rate: float, seconds: float) -> dict[str, float]:
+async def churn(api: ApiServer, rate: float, seconds: float, seed: int = 7) -> dict[str, float]:
     """`rate` pod events a second for `seconds`: a running pod created, a random one deleted,
     in turn; then the seconds until everything was right, and the writes meanwhile. The events
-    and what the engine computes after them are made beforehand: only storing them is timed."""
+    and what the engine computes after them are made beforehand: only storing them is timed.
+    Churns one after another on the same emulator each want their own `seed` (the created
+    pods' names are drawn from it)."""
     resource = api.catalog.named("pods")
-    rng = random.Random(7)
+    rng = random.Random(seed)
     live = {f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in stored(api, PODS)}
     leaves = sorted({body["metadata"]["namespace"] for body in live.values()})
     intensity = {leaf: rng.uniform(0.2, 2.5) for leaf in leaves}
@@ -135,9 +137,9 @@ async def churn(api: ApiServer, rate: float, seconds: float) -> dict[str, float]
     }
 
 
-def serve(conn: Connection, rate: float, seconds: float) -> None:
+def serve(conn: Connection) -> None:
     """The emulator: seeded, then timing the first labelling from the operator's start (told
-    on `conn`), then the churn."""
+    on `conn`), then a churn on each request `(rate, seconds, seed)`, its figures sent back."""
 
     async def main() -> None:
         api = ApiServer()
@@ -161,15 +163,17 @@ def serve(conn: Connection, rate: float, seconds: float) -> None:
             "first_groups": first[1],
             "first_labels": first[2],
         }
-        report.update(await churn(api, rate, seconds))
         conn.send(report)
+        while True:
+            rate, seconds, seed = await asyncio.to_thread(conn.recv)
+            conn.send(await churn(api, rate, seconds, seed))
 
     asyncio.run(main())
 
 
 async def run(rate: float, seconds: float, qps: float | None) -> dict[str, Any]:
     receive, send = multiprocessing.Pipe()
-    server = multiprocessing.Process(target=serve, args=(send, rate, seconds), daemon=True)
+    server = multiprocessing.Process(target=serve, args=(send,), daemon=True)
     server.start()
     url = receive.recv()
     flags = () if qps is None else ("--api-qps", f"{qps:g}")
@@ -179,6 +183,8 @@ async def run(rate: float, seconds: float, qps: float | None) -> dict[str, Any]:
         try:
             await ready(probes, operator, timeout=120)
             result: dict[str, Any] = await asyncio.to_thread(receive.recv)
+            receive.send((rate, seconds, 7))
+            result.update(await asyncio.to_thread(receive.recv))
         finally:
             operator.send_signal(signal.SIGTERM)
             operator.wait(60)

@@ -2,6 +2,7 @@
 the targets of issue 10:
 
     python -m benchmarks.scale [--pods 10000,100000] [--churn 3000] [--trees 20]
+    python -m benchmarks.scale --ceilings   (instead: benchmarks/ceilings.py, the churn ceilings)
 
 For each size: 11,110 groups, 5,000 nodes and N pods (benchmarks/cluster.py) are in the API
 server before the real `elastic-quota operator` process starts (rate limit off, `--api-qps 0`).
@@ -58,10 +59,13 @@ def objects(pods: int, trees: int = 1) -> pools.Objects:
     return cluster.quotas(), cluster.pods(per_subteam=per_subteam), cluster.nodes(NODES), []
 
 
-def expected(pods: int, trees: int, bound: int = 0) -> tuple[Expected, Expected, int]:
+def expected(
+    pods: int, trees: int, bound: int = 0, made: pools.Objects | None = None
+) -> tuple[Expected, Expected, int]:
     """Every group's fields (the roots the operator makes of the profiles fed as quotas) after
-    the first `bound` pending pods are bound, the roots' annotations, and the pods labelled."""
-    quotas, pod_objects, nodes, profiles = objects(pods, trees)
+    the first `bound` pending pods are bound, the roots' annotations, and the pods labelled.
+    `made`: what `objects(pods, trees)` returns, if already made (it takes seconds)."""
+    quotas, pod_objects, nodes, profiles = made or objects(pods, trees)
     roots = pools.roots(profiles, nodes)
     want, labels = computed(quotas + roots, nodes, churned(pod_objects, bound))
     labelled = sum(1 for label in labels.values() if label is not None)
@@ -91,7 +95,7 @@ def churned(pods: list[dict[str, Any]], total: int) -> list[dict[str, Any]]:
 def serve(pods: int, trees: int, conn: Connection) -> None:
     """The emulator: seeds the cluster, then reports (on `conn`) when every group was right
     (the roots too) and how the first labelling went (its first pod writes, its end), and runs
-    churn on request."""
+    churn on request, each binding pending pods that no churn has bound before."""
 
     async def main() -> None:
         quotas, pod_objects, nodes, profiles = objects(pods, trees)
@@ -131,19 +135,27 @@ def serve(pods: int, trees: int, conn: Connection) -> None:
         while True:
             command = await asyncio.to_thread(conn.recv)
             if command[0] == "churn":
-                _, rate, after = command
-                conn.send(await churn(api, pending, rate=rate, groups_after=after))
+                _, rate, after, seconds = command
+                result = await churn(api, pending, rate=rate, groups_after=after, seconds=seconds)
+                del pending[: int(result["bound"])]
+                conn.send(result)
 
     asyncio.run(main())
 
 
 async def churn(
-    api: ApiServer, pending: list[tuple[str, str]], *, rate: float, groups_after: Expected
+    api: ApiServer,
+    pending: list[tuple[str, str]],
+    *,
+    rate: float,
+    groups_after: Expected,
+    seconds: float = CHURN_SECONDS,
 ) -> dict[str, float]:
-    """Bind pending pods to nodes at `rate` a second for CHURN_SECONDS: each is a watch event
+    """Bind pending pods to nodes at `rate` a second for `seconds`: each is a watch event
     the operator must turn into a label write, and its group's changed numbers into
     annotation and status writes. Returns the rates, the lag, the group writes per second
-    and when every group was right again (`groups_after`: what the engine computes then)."""
+    and when every group was right again (`groups_after`: what the engine computes then),
+    looked at every TICK from the churn's end, while the labels are still being written."""
     resource = api.catalog.named("pods")
     base = api.count("patch", "pods")
 
@@ -151,7 +163,7 @@ async def churn(
         return api.count("patch", "elasticquotas") + api.count("patch", "elasticquotas", "status")
 
     groups_base = group_writes()
-    total = min(len(pending), int(rate * CHURN_SECONDS))
+    total = min(len(pending), int(rate * seconds))
     start, done, backlog = time.perf_counter(), 0, 0
     while done < total:
         due = min(total, int((time.perf_counter() - start) * rate))
@@ -163,22 +175,28 @@ async def churn(
         backlog = max(backlog, done - (api.count("patch", "pods") - base))
         await asyncio.sleep(0.01)
     emitted = time.perf_counter() - start
-    while api.count("patch", "pods") - base < total:
-        backlog = max(backlog, total - (api.count("patch", "pods") - base))
+    drained = right = None
+    writes, next_look = 0, emitted
+    while drained is None or right is None:
+        now = time.perf_counter() - start
+        if now > 600:
+            raise TimeoutError("the labels or the groups did not settle after the churn")
+        if drained is None:
+            backlog = max(backlog, total - (api.count("patch", "pods") - base))
+            if api.count("patch", "pods") - base >= total:
+                drained, writes = now, group_writes() - groups_base
+        if right is None and now >= next_look:  # a look costs ~0.1 s: not too often
+            next_look += TICK  # due every TICK from the churn's end, not drifting
+            right = now if actual_groups(api) == groups_after else None
         await asyncio.sleep(0.01)
-    drained = time.perf_counter() - start
-    writes = group_writes() - groups_base
-    while actual_groups(api) != groups_after:
-        if time.perf_counter() - start > 600:
-            raise TimeoutError("the groups did not settle after the churn")
-        await asyncio.sleep(TICK)
+    assert drained is not None and right is not None
     return {
         "group_writes": writes / drained,
         "bound": total,
         "offered": total / emitted,
         "kept_up": total / drained,
         "drain": drained - emitted,
-        "groups": time.perf_counter() - start - emitted,
+        "groups": right - emitted,
         "backlog": backlog,
     }
 
@@ -255,7 +273,7 @@ async def run(pods: int, churn_rate: float, *, last: bool, trees: int = 1) -> di
             result["hwm"] = rss_mib(operator.pid, "VmHWM")
             if last and churn_rate:
                 after, _, _ = expected(pods, trees, bound=int(churn_rate * CHURN_SECONDS))
-                receive.send(("churn", churn_rate, after))
+                receive.send(("churn", churn_rate, after, CHURN_SECONDS))
                 result["churn"] = await asyncio.to_thread(receive.recv)
         finally:
             operator.send_signal(signal.SIGTERM)
@@ -298,7 +316,17 @@ def main() -> None:
         "nodes, each an ElasticQuotaProfile whose root the operator makes, 1,000 / N teams of "
         "10 sub-teams below each root (benchmarks/pools.py)",
     )
+    parser.add_argument(
+        "--ceilings",
+        action="store_true",
+        help="instead of the above, the highest churn rates the operator keeps up with "
+        "(benchmarks/ceilings.py, which takes its own options)",
+    )
     args = parser.parse_args()
+    if args.ceilings:
+        from benchmarks import ceilings  # it imports this module
+
+        return ceilings.main([])
     sizes = [int(n) for n in args.pods.split(",")]
     results = []
     for i, pods in enumerate(sizes):
