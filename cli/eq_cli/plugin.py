@@ -20,7 +20,7 @@ import asyncio
 import functools
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -126,6 +126,9 @@ class _Reader:
 
     def delete(self, key: str) -> None:  # a single listing delivers no deletions
         raise AssertionError(key)
+
+    def held(self) -> Collection[str]:
+        return ()  # nothing before the listing to replace
 
 
 def _shown(report: Report, group: str | None, tree: str | None) -> Report:

@@ -9,8 +9,11 @@ the collection: what it no longer holds is deleted, so a deletion missed across 
 survive.
 
 The reflector keeps no object: each one goes to a `Sink` that keeps only what its consumer
-needs. It keeps the keys it delivered (to tell what a relist dropped) and the last version.
-Ready = the first LIST applied (`listed`); `Caches` is ready when all of its reflectors are.
+needs, and which is also the one record of which objects are held (`Sink.held`: what a relist
+no longer holds, of the keys in the reflector's namespace, is deleted from it); a consumer with
+no map by the reflector's keys wraps itself in `Keyed`. The reflector keeps only the last
+version. Ready = the first LIST applied (`listed`); `Caches` is ready when all of its
+reflectors are.
 
 An optional kind (`Kind.optional`: a CRD that may not be installed, an alpha API that may be
 switched off) whose LIST is answered 404 counts as an empty collection, listed: readiness does
@@ -27,7 +30,7 @@ import logging
 import random
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -91,13 +94,40 @@ PROFILES = Kind(
 )
 
 
-class Sink(Protocol):
+class Consumer(Protocol):
     """What a consumer does with a kind's objects; `key` is `namespace/name` (or `name` for
     cluster-scoped objects), interned, so that consumers may share it."""
 
     def upsert(self, key: str, obj: RawObject) -> None: ...
 
     def delete(self, key: str) -> None: ...
+
+
+class Sink(Consumer, Protocol):
+    def held(self) -> Collection[str]:
+        """The keys of the objects it holds something for: a relist deletes those it lacks.
+        On a cluster of 100,000 pods a second set of their keys costs megabytes, so the
+        consumer's own map answers."""
+        ...
+
+
+class Keyed:
+    """A `Sink` for a consumer that keeps no map by the reflector's keys: it remembers them."""
+
+    def __init__(self, consumer: Consumer) -> None:
+        self._consumer = consumer
+        self._keys: set[str] = set()
+
+    def upsert(self, key: str, obj: RawObject) -> None:
+        self._keys.add(key)
+        self._consumer.upsert(key, obj)
+
+    def delete(self, key: str) -> None:
+        self._keys.discard(key)
+        self._consumer.delete(key)
+
+    def held(self) -> Collection[str]:
+        return self._keys
 
 
 def key_of(obj: RawObject) -> str:
@@ -145,13 +175,14 @@ class Reflector:
     ) -> None:
         self._http, self.kind, self._sink = http, kind, sink
         self._url = kind.url(namespace)
+        self._scope = f"{namespace}/" if namespace is not None and kind.namespaced else ""
+        """The keys this reflector answers for: one sink may take several namespaces' lists."""
         self._page, self._watch_timeout = page, watch_timeout
         self._backoff = backoff or relisting()
         self._starting = starting()
         self._absent = absent or unserved()
         self.version: str | None = None
         """The last resourceVersion seen (list, event or bookmark); None: list next."""
-        self.keys: set[str] = set()
         self.listed = asyncio.Event()
         """Set once the first LIST is applied (or, for an optional kind, answered 404)."""
         self.served: bool | None = None
@@ -194,11 +225,11 @@ class Reflector:
         except ApiError as error:
             if not self._optional(error):
                 raise
-            self._not_served(seen, error)
+            self._not_served(error)
             return False
-        for key in self.keys - seen:
+        for key in [key for key in self._mine() if key not in seen]:
             self._sink.delete(key)
-        self.keys, self.version = seen, version
+        self.version = version
         self.lists += 1
         self.listed.set()
         self._backoff.reset()
@@ -209,15 +240,20 @@ class Reflector:
         logger.info("listed %d %s objects", len(seen), self.kind.name)
         return True
 
+    def _mine(self) -> list[str]:
+        """The keys the sink holds in this reflector's scope."""
+        scope = self._scope
+        return [key for key in self._sink.held() if key.startswith(scope)]
+
     def _optional(self, error: ApiError) -> bool:
         """Whether `error` says that an optional kind is not served."""
         return self.kind.optional and error.status == 404
 
-    def _not_served(self, seen: set[str], error: ApiError) -> None:
+    def _not_served(self, error: ApiError) -> None:
         """An empty list: forget what was delivered (before, or by the pages of this LIST)."""
-        for key in self.keys | seen:
+        for key in self._mine():
             self._sink.delete(key)
-        self.keys, self.version = set(), None
+        self.version = None
         self.listed.set()
         if self.served is not False:
             logger.info(
@@ -273,10 +309,8 @@ class Reflector:
         self.events += 1
         key = key_of(obj)
         if kind == "DELETED":
-            self.keys.discard(key)
             self._sink.delete(key)
         else:
-            self.keys.add(key)
             self._sink.upsert(key, obj)
 
 

@@ -16,7 +16,7 @@ counts as empty and is asked for again now and then (the kit's optional kinds).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +28,7 @@ from eq_kit.caching import (
     PROFILES,
     QUOTAS,
     Caches,
+    Keyed,
     Kind,
     Sink,
     pod_groups,
@@ -40,12 +41,33 @@ from .view import ClusterView
 
 
 @dataclass(frozen=True)
-class _Sink:
+class _Consumer:
     observe: Callable[[Mapping[str, Any]], None]
     delete: Callable[[str], None]
 
     def upsert(self, key: str, obj: Mapping[str, Any]) -> None:
         self.observe(obj)  # the view finds the same interned key
+
+
+def _sink(observe: Callable[[Mapping[str, Any]], None], delete: Callable[[str], None]) -> Sink:
+    return Keyed(_Consumer(observe, delete))
+
+
+@dataclass(frozen=True)
+class _Pods:
+    """The pods' sink: the view's map of every pod seen (to its capacity label) is also the
+    caches' record of them, so that 100,000 pods cost one map, not two."""
+
+    view: ClusterView
+
+    def upsert(self, key: str, obj: Mapping[str, Any]) -> None:
+        self.view.observe_pod(obj)
+
+    def delete(self, key: str) -> None:
+        self.view.forget_pod(key)
+
+    def held(self) -> Collection[str]:
+        return self.view.pod_labels.keys()
 
 
 def caches(http: Http, view: ClusterView, pools: Pools, namespaces: Iterable[str] = ()) -> Caches:
@@ -73,14 +95,14 @@ def caches(http: Http, view: ClusterView, pools: Pools, namespaces: Iterable[str
         pools.forget_node(key)
 
     sinks: dict[Kind, Sink] = {
-        QUOTAS: _Sink(observe_quota, forget_quota),
-        PODS: _Sink(view.observe_pod, view.forget_pod),
-        NODES: _Sink(observe_node, forget_node),
-        DISRUPTION_BUDGETS: _Sink(view.observe_disruption_budget, view.forget_disruption_budget),
-        PROFILES: _Sink(pools.observe_profile, pools.forget_profile),
+        QUOTAS: _sink(observe_quota, forget_quota),
+        PODS: _Pods(view),
+        NODES: _sink(observe_node, forget_node),
+        DISRUPTION_BUDGETS: _sink(view.observe_disruption_budget, view.forget_disruption_budget),
+        PROFILES: _sink(pools.observe_profile, pools.forget_profile),
     }
     for kind in POD_GROUP_KINDS:
-        sinks[pod_groups(kind.group, kind.version)] = _Sink(
+        sinks[pod_groups(kind.group, kind.version)] = _sink(
             functools.partial(view.observe_pod_group, kind),
             functools.partial(view.forget_pod_group, kind),
         )

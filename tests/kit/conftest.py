@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from typing import Any
 
 import pytest_asyncio
@@ -30,6 +30,9 @@ class Recorder:
     def delete(self, key: str) -> None:
         self.objects.pop(key, None)
         self.deleted.append(key)
+
+    def held(self) -> Collection[str]:
+        return self.objects.keys()
 
 
 @pytest_asyncio.fixture()

@@ -21,11 +21,11 @@ class Holding(Recorder):
 
     def __init__(self) -> None:
         super().__init__()
-        self.held: dict[str, Mapping[str, Any]] = {}
+        self.bodies: dict[str, Mapping[str, Any]] = {}
 
     def upsert(self, key: str, obj: Mapping[str, Any]) -> None:
         super().upsert(key, obj)
-        self.held[key] = obj
+        self.bodies[key] = obj
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +48,7 @@ async def test_the_collector_waits_for_the_first_listings_then_skips_what_they_h
         await pause
         assert caches.ready and len(sink.objects) == 50
         assert gc.isenabled()
-        listed = sink.held["apps/p0000"]
+        listed = sink.bodies["apps/p0000"]
         assert gc.is_tracked(listed)
         assert not any(seen is listed for seen in gc.get_objects())  # frozen: out of its sight
 

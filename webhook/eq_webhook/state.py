@@ -8,7 +8,7 @@ of watch events costs one rebuild.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, Generic, TypeVar
 
 from eq_engine import (
@@ -49,6 +49,9 @@ class Parsed(Generic[_Parsed]):
     def delete(self, key: str) -> None:
         self.objects.pop(key, None)
         self._changed()
+
+    def held(self) -> Collection[str]:
+        return self.objects.keys()
 
 
 class ClusterState:
