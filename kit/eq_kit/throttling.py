@@ -188,11 +188,14 @@ class WorkQueue:
     either ready (due now, first come first served) or waiting out its `Backoff` (`first`
     seconds doubling to `cap`); `take` hands it to one worker, and it stays out until that
     worker puts it back (`again`, `failed`) or is `done` with it. Finding the next key costs
-    the same with 10 keys pending or 100,000."""
+    the same with 10 keys pending or 100,000. A key gets its backoff when it first fails, and
+    the tables are made anew when the queue empties (a dict never shrinks as keys leave it): a
+    first labelling of 100,000 pods leaves nothing of its size behind."""
 
     def __init__(self, first: float, cap: float, clock: Callable[[], float]) -> None:
         self._first, self._cap, self._clock = first, cap, clock
-        self.pending: dict[str, Backoff] = {}
+        self.pending: dict[str, Backoff | None] = {}
+        """Each key pending, with its backoff once it has failed (None: none failed yet)."""
         self._taken: set[str] = set()
         # An ordered set; OrderedDict takes from the front in O(1), where a dict would step
         # over every slot deleted before it.
@@ -208,27 +211,29 @@ class WorkQueue:
         added."""
         if key in self.pending:
             return False
-        self.pending[key] = Backoff(self._first, self._cap)
+        self.pending[key] = None
         self._ready[key] = None
         return True
 
     def again(self, key: str) -> int:
         """Due again now, its backoff reset; the failures it had (0 if no longer pending)."""
         self._taken.discard(key)
-        backoff = self.pending.get(key)
-        if backoff is None:
+        if key not in self.pending:
             return 0
-        self.pending[key] = Backoff(self._first, self._cap)
+        backoff = self.pending[key]
+        self.pending[key] = None
         self._ready[key] = None
-        return backoff.failures
+        return 0 if backoff is None else backoff.failures
 
     def failed(self, key: str, retry_after: float = 0.0) -> int | None:
         """Due after its backoff (or `retry_after`); its failures so far, None if it is no
         longer pending."""
         self._taken.discard(key)
-        backoff = self.pending.get(key)
-        if backoff is None:
+        if key not in self.pending:
             return None
+        backoff = self.pending[key]
+        if backoff is None:
+            backoff = self.pending[key] = Backoff(self._first, self._cap)
         backoff.failed(self._clock(), retry_after)
         heapq.heappush(self._waiting, (backoff.not_before, next(self._order), key, backoff))
         return backoff.failures
@@ -237,6 +242,8 @@ class WorkQueue:
         self._taken.discard(key)
         self.pending.pop(key, None)
         self._ready.pop(key, None)
+        if not self.pending:
+            self.pending, self._ready = {}, collections.OrderedDict()
 
     def release(self, key: str) -> None:
         """Put a key taken and not given back (its worker was cancelled, say) back in line,
@@ -255,7 +262,7 @@ class WorkQueue:
         now, waiting = self._clock(), self._waiting
         while waiting and waiting[0][0] <= now:
             _, _, key, backoff = heapq.heappop(waiting)
-            if self.pending.get(key) is backoff:  # not done or put back since
+            if self.pending.get(key) is backoff:  # not done, put back or failed again since
                 self._ready[key] = None
         return bool(self._ready)
 

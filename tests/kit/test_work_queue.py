@@ -3,6 +3,8 @@ handed to one worker at a time, backing off after failures, on an injected clock
 
 from __future__ import annotations
 
+import sys
+
 from eq_kit.throttling import WorkQueue
 
 from tests.operator.inprocess import Manual
@@ -94,3 +96,19 @@ def test_a_key_its_worker_never_gave_back_is_released_with_its_backoff_kept() ->
     queue.done("a")
     queue.release("a")
     assert queue.take() is None and len(queue) == 0
+
+
+def test_a_queue_emptied_after_a_burst_keeps_nothing_of_its_size() -> None:
+    queue = WorkQueue(0.25, 5.0, Manual())
+    empty = sys.getsizeof(queue.pending)
+    burst = [f"apps/pod-{i}" for i in range(100_000)]  # a first labelling
+    for key in burst:
+        queue.add(key)
+    assert queue.take() == burst[0]
+    queue.failed(burst[0])  # it backs off, with a backoff of its own; the others have none
+    assert sys.getsizeof(queue.pending) > 100 * empty
+    for key in drain(queue):
+        queue.done(key)
+    assert len(queue) == 1 and queue.pending[burst[0]] is not None
+    queue.done(burst[0])
+    assert len(queue) == 0 and sys.getsizeof(queue.pending) == empty
