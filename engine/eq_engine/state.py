@@ -139,7 +139,11 @@ class Store:
         """Add or update a pod that has not finished."""
         old = self.pods.get(pod.key)
         if old is not None and old.pod == pod:
-            old.pod = pod  # e.g. only its labels or its status conditions moved
+            # Nothing the accounting reads moved (the echo of a label written, a condition).
+            # The pod kept is the one already held unless its uid or other labels moved: a
+            # long-lived object replaced on every echo scatters the heap.
+            if old.pod.uid != pod.uid or old.pod.labels != pod.labels:
+                old.pod = pod
             return
         if pod.gated:
             self.gated.add(pod.key)
