@@ -115,6 +115,7 @@ async def serve(
     @kopf.on.cleanup(registry=registry)
     async def cleanup(**_: Any) -> None:
         writer.clear()  # no write once the Lease is given up
+        events.stop()
         for task in tasks:
             task.cancel()
         await writer.stopped()

@@ -55,14 +55,17 @@ class Rank(enum.IntEnum):
 
     LOOP = 0
     """What the loop awaits before it goes on (the bucket's default rank, so the callers
-    outside this module need not name it): a pod's admission gate lifted, Events, evictions
-    and the reclaim stamp, the built-in groups created. Each is bounded by its own pacing
-    (admission, Events' aggregation, `--max-evictions` per `--reclaim-delay`), and while the
-    loop waits it recomputes nothing: behind the groups' writes it would leave them stale."""
+    outside this module need not name it): a pod's admission gate lifted, evictions and the
+    reclaim stamp, the built-in groups created. Each is bounded by its own pacing (admission,
+    `--max-evictions` per `--reclaim-delay`), and while the loop waits it recomputes nothing:
+    behind the groups' writes it would leave them stale."""
     GROUPS = 1
     """A group's annotations and `status.used`: what users and schedulers read. At most one
     write of a group is in flight, so their share is bounded by the groups that change."""
-    LABELS = 2
+    EVENTS = 2
+    """Events, sent by a task of their own (`events.Recorder`): nothing waits for them, and
+    they are aggregated and bounded in number."""
+    LABELS = 3
     """Pods' capacity labels: as many as the pods, they get what the rest leaves."""
 
 

@@ -155,5 +155,6 @@ async def in_process(
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
             writer.clear()
+            events.stop()
             await writer.stopped()
             await caches.stop()

@@ -19,6 +19,8 @@ from tests.apiserver import ApiServer
 from tests.manifests import node, pod, quota
 from tests.operator.inprocess import InProcess, Manual, in_process
 from tests.operator.test_accounting import actual_groups, expected
+from tests.operator.test_gating import gated
+from tests.operator.test_reclaim import annotation
 from tests.waiting import eventually
 
 PODS = 300
@@ -108,3 +110,21 @@ async def test_a_group_changed_while_it_waits_is_written_once_as_it_is_then() ->
         await state.token(until=lambda: group_right(api), what="the group's status.used")
         assert group_writes(api) == (before[0] + 1, before[1] + 1)
         assert actual_groups(api)["team"][keys.USED] == {"cpu": str(PODS - 5)}
+
+
+async def test_a_burst_of_waiting_pods_holds_neither_the_loop_nor_the_groups() -> None:
+    async with budget() as state:
+        api, op = state.api, state.op
+        for i in range(20):  # a Job of 20 pods that do not fit: each gets an Event
+            api.seed(gated(f"big{i:02d}", namespace="apps", cpu="200"))
+        await eventually(lambda: len(op.view.engine.store.gated) == 20, what="the watch")
+        await op.loop.step()  # returns with no token come: the Events do not hold it
+        assert api.count("create", "events") == 0
+        await state.token(
+            until=lambda: annotation(api, "team", keys.WAITING) == "20", what="the group's count"
+        )
+        assert api.count("create", "events") == 0  # the group's numbers went first
+        await state.token(until=lambda: group_right(api), what="the group's status.used")
+        labels = label_writes(api)
+        await state.token(until=lambda: api.count("create", "events") == 1, what="an Event")
+        assert label_writes(api) == labels  # Events go before the labels, after the groups

@@ -51,13 +51,16 @@ async def test_pods_wait_beyond_the_runtime_and_go_most_important_first(api, cli
         await eventually(
             lambda: annotation(api, "team", keys.WAITING) == "3", what="3 waiting on the quota"
         )
-        message = {
-            e["involvedObject"]["name"]: e["message"] for e in events(api, "WaitingForQuota")
-        }
+
+        def messages() -> dict[str, str]:
+            waiting = events(api, "WaitingForQuota")
+            return {e["involvedObject"]["name"]: e["message"] for e in waiting}
+
+        await eventually(lambda: set(messages()) == {"p0", "p2", "p4"}, what="3 Events")
         assert (
-            message["p2"] == "waiting for quota: team runtime cpu 2, used or admitted 2, this pod 1"
+            messages()["p2"]
+            == "waiting for quota: team runtime cpu 2, used or admitted 2, this pod 1"
         )
-        assert set(message) == {"p0", "p2", "p4"}
         status, text = await operator.get("/metrics")
         assert status == 200
         assert (

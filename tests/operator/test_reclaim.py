@@ -122,8 +122,9 @@ async def test_a_refused_eviction_moves_to_the_next_over_quota_pod_never_an_in_q
         assert evictions.names[:3] == ["b4", "b3", "b2"]
         # b0 and b1 fit the borrower's min (in-quota): never taken in b3's place.
         assert not {"b0", "b1"} & set(evictions.names)
+        await eventually(lambda: bool(events(api, "ReclaimBlocked")), what="a ReclaimBlocked Event")
         blocked = events(api, "ReclaimBlocked")
-        assert blocked and "refused (PodDisruptionBudget)" in blocked[0]["message"]
+        assert "refused (PodDisruptionBudget)" in blocked[0]["message"]
         # b3 is asked again after its backoff; its Event counts the refusals.
         await eventually(lambda: evictions.names.count("b3") >= 2, what="b3 asked again")
 

@@ -72,6 +72,7 @@ async def test_refused_evictions_take_only_over_quota_pods_quietly(api, refusal)
             count = len(tried)
             await op.reclaimer.round(refresh=op.loop.recompute)
             await op.events.flush()
+            await op.events.sent()
             per_round.append(len(tried) - count)
             clock.now += 1.0
         assert set(tried) <= {"b2", "b3", "b4"}  # b0, b1 are in quota: never asked
