@@ -103,7 +103,7 @@ class Admitter:
         self._time_gangs([pod for pod in pods if pod.key in self._lifted])
         for key, ref in told.items():
             reason, message = "WaitingForQuota", decided.waiting[key]
-            await self._events.record(ref, type="Normal", reason=reason, message=message)
+            self._events.record(ref, type="Normal", reason=reason, message=message)
         self._told = {key: _cause(why) for key, why in decided.waiting.items()}
         waiting = {
             group: _waiting(pods, decided.gangs_waiting_per_group.get(group, 0))

@@ -89,15 +89,13 @@ class Recorder:
         self._sender: asyncio.Task[None] | None = None
         self._dropped = 0
 
-    async def record(
-        self, ref: Ref, *, type: str, reason: str, message: str, about: str = ""
-    ) -> None:
+    def record(self, ref: Ref, *, type: str, reason: str, message: str, about: str = "") -> None:
         """Queue an occurrence, to be sent soon; `about`: what else keys the series (the pod,
         for a reclaim Event on a group)."""
         key = (ref.kind, ref.namespace, ref.name, ref.uid, type, reason, about)
         self._queue(_Occurrence(key, ref, type, reason, message[:1024]))
 
-    async def flush(self) -> None:
+    def flush(self) -> None:
         """Queue the writes of the counts that moved since the series' last write, `REFRESH`
         ago."""
         now = self._clock()

@@ -84,15 +84,15 @@ class Loop:
                     await self._builtins.ensure()
                     await self._pools.ensure()
                 if acting and self._view.news:
-                    await self.report_unreadable()
+                    self.report_unreadable()
                 if acting and now >= self._next_audit and self._audit_due(now):
                     self._next_audit = now + AUDIT_INTERVAL
-                    await self.report_problems()
+                    self.report_problems()
                 if reclaim.enabled and now >= next_reclaim and self._view.synced:
                     next_reclaim = now + reclaim.interval
                     await self._reclaimer.round(acting=acting, refresh=self.recompute)
                 if acting:
-                    await self._events.flush()
+                    self._events.flush()
             except Exception:  # a bug must not stop the operator's clock
                 logger.exception("the operator's loop failed; going on")
 
@@ -142,21 +142,21 @@ class Loop:
                 self._writer.want((status.name for status in changes.groups), changes.pod_labels)
             self._admit = True
 
-    async def report_unreadable(self) -> None:
+    def report_unreadable(self) -> None:
         """An Event on each object found unreadable since the last report."""
         news, self._view.news = self._view.news, []
         for ref, error in news:
             message = f"not counted: {error}"
-            await self._events.record(ref, type="Warning", reason="InvalidObject", message=message)
+            self._events.record(ref, type="Warning", reason="InvalidObject", message=message)
 
-    async def report_problems(self) -> None:
+    def report_problems(self) -> None:
         """Log, and record as an Event on the object, each problem not reported before."""
         problems = {*self._view.engine.problems, *self._pools.problems}
         for problem in sorted(problems - self._reported):
             logger.warning("%s", problem, extra={"object": f"{problem.kind} {problem.ref}"})
             ref = self._ref(problem)
             if ref is not None:
-                await self._events.record(
+                self._events.record(
                     ref,
                     type="Warning",
                     reason="ConfigurationProblem",

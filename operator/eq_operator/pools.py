@@ -182,7 +182,7 @@ class Pools:
         logger.warning("ElasticQuotaProfile %s: %s", profile.ref, message)
         ref = self.ref(profile.ref)
         if ref is not None:
-            await self._events.record(ref, type="Warning", reason="RootReplaced", message=message)
+            self._events.record(ref, type="Warning", reason="RootReplaced", message=message)
 
     async def _write(self, root: RootQuota) -> None:
         existing = self._roots.get(root.ref)

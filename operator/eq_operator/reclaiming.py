@@ -209,7 +209,7 @@ class Reclaimer:
             new = {key for c in plan.candidates for key in c.keys if key not in known}
             victims = plan.victims(refused | new)
             if not attempts:
-                await self._report_kept(plan, refused | new)
+                self._report_kept(plan, refused | new)
             if not victims:
                 break
             if not stamped:
@@ -236,7 +236,7 @@ class Reclaimer:
                 acted = acted or victim.key in leaving
                 self._metrics.evictions.labels(group, tree, outcome.value).inc()
                 why = f"{reason}the pod requests {_shown(victim.request)}"
-                await self._record(group, victim, outcome, why)
+                self._record(group, victim, outcome, why)
             if candidate.gang and any(key in leaving for key in candidate.keys):
                 self._metrics.gang_evictions.labels(group, tree).inc()
         return acted
@@ -247,7 +247,7 @@ class Reclaimer:
             self._view.engine, leaving=leaving, now=time.time(), min_runtime=settings.min_runtime
         )
 
-    async def _report_kept(self, plan: GroupReclaim, refused: set[str]) -> None:
+    def _report_kept(self, plan: GroupReclaim, refused: set[str]) -> None:
         """An Event on each pod its PodDisruptionBudget keeps from a round that would take it."""
         wanted = plan.victims(refused, budgets=False)
         kept = plan.kept_by_budgets(wanted)
@@ -261,7 +261,7 @@ class Reclaimer:
                     f"which allows no disruption now; other over-quota pods are taken instead"
                 )
                 logger.info("%s", text, extra={"group": plan.group, "pod": victim.key})
-                await self._event(plan.group, victim, "Normal", "ReclaimSkipped", text)
+                self._event(plan.group, victim, "Normal", "ReclaimSkipped", text)
 
     async def _stamp(self, group: str) -> bool:
         """Start the group's window in the cluster, before its first eviction."""
@@ -293,7 +293,7 @@ class Reclaimer:
                 self._evicted[key] = self._clock()
         return outcome
 
-    async def _record(self, group: str, victim: Victim, outcome: Outcome, why: str) -> None:
+    def _record(self, group: str, victim: Victim, outcome: Outcome, why: str) -> None:
         key = victim.key
         text = {
             Outcome.EVICTED: f"Evicted pod {key} to return borrowed capacity: {why}",
@@ -313,15 +313,13 @@ class Reclaimer:
             Outcome.DRY_RUN: "ReclaimDryRun",
         }[outcome]
         logger.info("%s", text, extra={"group": group, "pod": key})
-        await self._event(group, victim, kind, reason, text)
+        self._event(group, victim, kind, reason, text)
 
-    async def _event(self, group: str, victim: Victim, kind: str, reason: str, text: str) -> None:
+    def _event(self, group: str, victim: Victim, kind: str, reason: str, text: str) -> None:
         """The Event on the pod and on its group's ElasticQuota."""
         namespace, name = victim.key.split("/", 1)
         ref = Ref("v1", "Pod", namespace, name, victim.uid)
-        await self._events.record(ref, type=kind, reason=reason, message=text)
+        self._events.record(ref, type=kind, reason=reason, message=text)
         quota = self._view.quota_refs.get(group)
         if quota is not None:
-            await self._events.record(
-                quota, type=kind, reason=reason, message=text, about=victim.key
-            )
+            self._events.record(quota, type=kind, reason=reason, message=text, about=victim.key)

@@ -71,7 +71,7 @@ async def test_refused_evictions_take_only_over_quota_pods_quietly(api, refusal)
         for _ in range(rounds):
             count = len(tried)
             await op.reclaimer.round(refresh=op.loop.recompute)
-            await op.events.flush()
+            op.events.flush()
             await op.events.sent()
             per_round.append(len(tried) - count)
             clock.now += 1.0
@@ -112,10 +112,10 @@ class Racing:
 
 
 class Events:
-    async def record(self, ref: Ref, **_: Any) -> None:
+    def record(self, ref: Ref, **_: Any) -> None:
         pass
 
-    async def flush(self) -> None:
+    def flush(self) -> None:
         pass
 
 

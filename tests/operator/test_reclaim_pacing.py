@@ -35,9 +35,7 @@ class Events:
     def __init__(self) -> None:
         self.reasons: list[str] = []
 
-    async def record(
-        self, ref: Ref, *, type: str, reason: str, message: str, about: str = ""
-    ) -> None:
+    def record(self, ref: Ref, *, type: str, reason: str, message: str, about: str = "") -> None:
         self.reasons.append(reason)
 
 
