@@ -8,7 +8,10 @@ then moved out of its sight (`gc.freeze`): the later collections, during churn, 
 was made since, not the whole cluster each time.
 
 Bounded: if the listings are not in after `limit` seconds (an API server away, say, while
-failed connections leave cycles behind), the collector runs again, and nothing is frozen.
+failed connections leave cycles behind), the collector runs again, and nothing is frozen. The
+cost of freezing: an object alive then that later dies in a reference cycle is never freed. The
+listed objects hold no cycles (a pod's parts are freed by their reference counts), so that is
+the few objects of the process's own machinery alive at that moment, once.
 """
 
 from __future__ import annotations
