@@ -10,8 +10,9 @@ from dataclasses import dataclass
 @dataclass
 class Fault:
     """Requests with this method and resource (and, when given, subresource, name, namespace)
-    get `status` (or a dropped connection with `drop=True`) `times` times, or until `seconds`
-    have passed when given."""
+    get `status` (or a dropped connection with `drop=True`; or, with `latency`, their usual
+    answer after that many seconds: a slow server) `times` times, or until `seconds` have
+    passed when given."""
 
     method: str
     resource: str
@@ -23,6 +24,7 @@ class Fault:
     seconds: float | None = None
     retry_after: int | None = None
     drop: bool = False
+    latency: float = 0.0
     message: str = "injected fault"
     hits: int = 0
     _until: float | None = None

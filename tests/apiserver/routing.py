@@ -5,6 +5,7 @@ for RBAC (access.py) and answered by an injected fault, a read (reading.py), a w
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import orjson
@@ -41,7 +42,9 @@ async def serve(api: ApiServer, request: web.Request) -> web.StreamResponse:
         api.requests[verb, resource.key, sub] += 1
         record_access(api.access, request.headers.get("User-Agent", ""), resource, sub, verb)
         fault = api.faults.take(request.method, resource.key, sub, name, namespace)
-        if fault is not None:
+        if fault is not None and fault.latency:
+            await asyncio.sleep(fault.latency)
+        elif fault is not None:
             return _injected(request, fault)
         return await _dispatch(api, request, user, resource, namespace, name, sub, verb)
     except ApiError as error:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import aiohttp
 import pytest
 
@@ -33,6 +35,16 @@ async def test_a_fault_for_a_while_and_one_for_a_subresource_only(api, client):
     api.fault("PATCH", "pods", subresource="status", status=409)
     assert (await client.request("PATCH", PODS + "/p", {}, content_type=MERGE))[0] == 200
     assert (await client.request("PATCH", PODS + "/p/status", {}, content_type=MERGE))[0] == 409
+
+
+async def test_a_slow_server_answers_as_usual_only_later(api, client):
+    api.seed(pod("p"))
+    api.fault("PATCH", "pods", latency=0.2, times=1)
+    started = time.monotonic()
+    patch = {"metadata": {"labels": {"slow": "yes"}}}
+    status, body, _ = await client.request("PATCH", PODS + "/p", patch, content_type=MERGE)
+    assert status == 200 and body["metadata"]["labels"]["slow"] == "yes"
+    assert time.monotonic() - started >= 0.2
 
 
 async def test_a_dropped_connection(api, client):
