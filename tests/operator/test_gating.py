@@ -101,7 +101,8 @@ async def test_many_rapid_pods_never_admit_more_than_the_runtime(api, client, tm
         # the operator has decided on all 40: the other 30 wait
         await eventually(lambda: annotation(api, "team", keys.WAITING) == "30", what="30 waiting")
         watcher.cancel()
-        assert max(seen) == 10 and len(admitted(api, "team")) == 10
+        # Never more than the runtime at any look (the last look may come before the tenth).
+        assert max(seen) <= 10 and len(admitted(api, "team")) == 10
         assert len(waiting(api, "team")) == 30
     finally:
         await operator.stop()
