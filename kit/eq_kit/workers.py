@@ -48,13 +48,19 @@ woken before. With no backoff running it rests until woken."""
 
 @dataclass(frozen=True, slots=True)
 class Lane:
-    """One kind of work: its name (for the logs), its queue, what a key of it needs, and its
-    rank for the budget (`TokenBucket`: the lower, the sooner)."""
+    """One kind of work: its name (for the logs), its queue, what a key of it needs, its rank
+    for the budget (`TokenBucket`: the lower, the sooner), and, where given, the condition under
+    which it is served at all (a worker skips it otherwise)."""
 
     name: str
     queue: WorkQueue
     work: Work
     rank: int = 0
+    only_while: Callable[[], bool] | None = None
+
+    def due(self) -> bool:
+        """Whether it has a key due now, and is served."""
+        return (self.only_while is None or self.only_while()) and self.queue.due()
 
 
 class Pool:
@@ -142,7 +148,7 @@ class Pool:
         if self._hold is not None and not self._hold.due(self._clock()):
             return LAST
         for lane in lanes:
-            if lane.queue.due():
+            if lane.due():
                 return lane.rank
         return LAST
 
@@ -175,7 +181,7 @@ class Pool:
         if self._hold is not None and not self._hold.due(self._clock()):
             return None
         for lane in lanes:
-            key = lane.queue.take()
+            key = lane.queue.take() if lane.due() else None
             if key is not None:
                 if self._budget is not None:
                     self._budget.review()  # the workers that waited only for it leave

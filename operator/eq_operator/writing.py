@@ -98,6 +98,8 @@ class Writer:
         """Whether the CRD serves `/status` (discovery says); None: ask before the next write."""
         self.progress = time.monotonic()
         """When a write was last answered."""
+        self._caught_up = True
+        """Every group has been taken once since the workers started (`start`)."""
         self._pool = Pool(
             "writers",
             clock=clock,
@@ -130,14 +132,25 @@ class Writer:
         Three in four take groups first and the rest pods first, each the other kind when its
         own has nothing due: without a budget, the groups (a bounded set, each coalesced) get
         most of what the server answers while labels are due, and the labels never less than
-        a quarter; with one, the groups also go first for the tokens (`Rank`)."""
+        a quarter; with one, the groups also go first for the tokens (`Rank`). Until every
+        group has been taken once (a new leader's first comparison of all), every worker takes
+        groups first: a first install has every group's numbers right before it labels."""
         if self._pool.running:
             return
+        self._caught_up = False
         groups = Lane("ElasticQuota", self.groups, self._group_write, Rank.GROUPS)
+        catching_up = Lane(
+            "ElasticQuota", self.groups, self._group_write, Rank.GROUPS, self._catching_up
+        )
         pods = Lane("Pod", self.pods, self._pod_write, Rank.LABELS)
         for_pods = min(self._workers - 1, max(1, self._workers // 4))
         for_groups = self._workers - for_pods
-        self._pool.start([((groups, pods), for_groups), ((pods, groups), for_pods)])
+        self._pool.start([((groups, pods), for_groups), ((catching_up, pods, groups), for_pods)])
+
+    def _catching_up(self) -> bool:
+        """Whether the groups wanted when the workers started are still being taken."""
+        self._caught_up = self._caught_up or not self.groups.due()
+        return not self._caught_up
 
     async def settled(self) -> None:
         """Until every worker waits with nothing due (no write in flight); at once if none
