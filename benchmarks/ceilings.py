@@ -2,7 +2,6 @@
 (tests/apiserver), with its rate limit off (`--api-qps 0`) and at its default write budget:
 
     python -m benchmarks.ceilings [--only creates|binds] [--pods 100000] [--bisections 2]
-    python -m benchmarks.scale --ceilings   (the same, with the defaults)
 
 Two shapes, each on one emulator seeded once (in a child process): pod creates and deletes on
 2,000 pods and 108 groups (benchmarks/budget.py's churn: in turn a running pod created, which

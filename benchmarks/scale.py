@@ -2,7 +2,7 @@
 the targets of issue 26 (those of issue 10 where it set none):
 
     python -m benchmarks.scale [--pods 10000,100000] [--churn 3000] [--trees 20]
-    python -m benchmarks.scale --ceilings   (instead: benchmarks/ceilings.py, the churn ceilings)
+    (the churn ceilings: python -m benchmarks.ceilings)
 
 For each size: 11,110 groups, 5,000 nodes and N pods (benchmarks/cluster.py) are in the API
 server before the real `elastic-quota operator` process starts (rate limit off, `--api-qps 0`).
@@ -316,17 +316,7 @@ def main() -> None:
         "nodes, each an ElasticQuotaProfile whose root the operator makes, 1,000 / N teams of "
         "10 sub-teams below each root (benchmarks/pools.py)",
     )
-    parser.add_argument(
-        "--ceilings",
-        action="store_true",
-        help="instead of the above, the highest churn rates the operator keeps up with "
-        "(benchmarks/ceilings.py, which takes its own options)",
-    )
     args = parser.parse_args()
-    if args.ceilings:
-        from benchmarks import ceilings  # it imports this module
-
-        return ceilings.main([])
     sizes = [int(n) for n in args.pods.split(",")]
     results = []
     for i, pods in enumerate(sizes):
