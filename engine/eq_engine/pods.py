@@ -28,28 +28,30 @@ from .raw import RawPod
 from .requests import ContainerRequests, pod_request
 
 
-def parse_pod(raw: RawPod, *, namespace: str = "") -> Pod:
+def parse_pod(raw: RawPod, *, namespace: str = "", key: str | None = None) -> Pod:
     """A Pod from its Kubernetes dict, with its request computed.
 
     Also a pod as mutating admission sees it: no name yet (only `generateName`, which then
     stands in for it in the key), and `namespace` from the request when the object has none.
-    Raises `ObjectError` naming the field when the pod cannot be read.
+    `key`: its `namespace/name` as the caller already holds it, kept rather than made again
+    (an engine holds every pod). Raises `ObjectError` naming the field when the pod cannot be
+    read.
     """
     try:
         fields = fast_pod_fields(raw)
     except _Unsure:
         fields = pod_fields(raw)
-    return _build(fields, namespace)
+    return _build(fields, namespace, key)
 
 
-def _build(fields: PodFields, namespace: str) -> Pod:
+def _build(fields: PodFields, namespace: str, key: str | None = None) -> Pod:
     namespace = sys.intern(fields.namespace or namespace)
     if not fields.name and not fields.generate_name:
         raise ObjectError("Pod", f"{namespace}/", "metadata.name", "required (or generateName)")
     labels = fields.labels
     preemptible = labels.get(keys.PREEMPTIBLE)
     return Pod(
-        key=sys.intern(f"{namespace}/{fields.name or fields.generate_name}"),
+        key=key or sys.intern(f"{namespace}/{fields.name or fields.generate_name}"),
         uid=fields.uid,
         namespace=namespace,
         quota_labels=_labels(labels.get(keys.POD_QUOTA), labels.get(keys.POD_QUOTA_SEED)),

@@ -46,7 +46,7 @@ class _Consumer:
     delete: Callable[[str], None]
 
     def upsert(self, key: str, obj: Mapping[str, Any]) -> None:
-        self.observe(obj)  # the view finds the same interned key
+        self.observe(obj)
 
 
 def _sink(observe: Callable[[Mapping[str, Any]], None], delete: Callable[[str], None]) -> Sink:
@@ -61,7 +61,7 @@ class _Pods:
     view: ClusterView
 
     def upsert(self, key: str, obj: Mapping[str, Any]) -> None:
-        self.view.observe_pod(obj)
+        self.view.observe_pod(obj, key)
 
     def delete(self, key: str) -> None:
         self.view.forget_pod(key)

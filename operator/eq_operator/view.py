@@ -104,7 +104,7 @@ class ClusterView:
     """Objects found unreadable since the loop last reported them (an Event each)."""
 
     # Watch events, from the kit's caches (observing.py). A key is `namespace/name`, or the name
-    # of a Node, interned: the cache, the view and the engine share one string per object.
+    # of a Node; a pod's is the cache's string, kept by the view and the engine alike.
 
     def observe_quota(self, body: Mapping[str, Any]) -> None:
         metadata = body["metadata"]
@@ -138,13 +138,14 @@ class ClusterView:
         self.unreadable.pop(f"ElasticQuota {key}", None)
         self.dirty = True
 
-    def observe_pod(self, body: Mapping[str, Any]) -> None:
-        key = key_of(body)
+    def observe_pod(self, body: Mapping[str, Any], key: str | None = None) -> None:
+        """`key`: the cache's string for it (`key_of`), kept as the pod's key everywhere."""
+        key = key_of(body) if key is None else key
         self.pod_labels[key] = (body["metadata"].get("labels") or {}).get(keys.CAPACITY)
         self.touched_pods.add(key)
         self.dirty = True
         try:
-            self.engine.set_pod(parse_pod(cast(RawPod, body)))
+            self.engine.set_pod(parse_pod(cast(RawPod, body), key=key))
         except ObjectError as error:
             self.engine.remove_pod(key)
             self._unreadable(_ref(body, "v1", "Pod"), error)

@@ -162,3 +162,23 @@ async def test_disruption_budgets_are_followed_and_one_that_does_not_read_is_rep
                 await eventually(lambda: not seen.unreadable, what="forgotten")
             finally:
                 await streams.stop()
+
+
+async def test_a_pods_key_is_one_string_held_by_the_cache_the_view_and_the_engine():
+    async with ApiServer() as api:
+        api.seed(job_pod("team-b", "train", 0, requests={"cpu": "1"}))
+        async with client.ApiClient(client.Configuration(host=api.url)) as session:
+            seen = view()
+            events = Recorder(Http(session), TokenBucket(0, 0))
+            streams = observing.caches(
+                Http(session), seen, Pools(Http(session), TokenBucket(0, 0), events)
+            )
+            streams.start()
+            try:
+                await streams.wait_ready()
+                (key,) = seen.pod_labels
+                pod = seen.engine.pod(key)
+                assert pod is not None and pod.key is key  # not an equal copy: 100,000 of them
+                assert key == f"team-b/{pod.name}" and pod.name.startswith("train-")
+            finally:
+                await streams.stop()
