@@ -58,9 +58,13 @@ class Lane:
     rank: int = 0
     only_while: Callable[[], bool] | None = None
 
+    def served(self) -> bool:
+        """Whether a worker takes from it now (`only_while`)."""
+        return self.only_while is None or self.only_while()
+
     def due(self) -> bool:
-        """Whether it has a key due now, and is served."""
-        return (self.only_while is None or self.only_while()) and self.queue.due()
+        """Whether it is served and has a key due now."""
+        return self.served() and self.queue.due()
 
 
 class Pool:
@@ -181,7 +185,7 @@ class Pool:
         if self._hold is not None and not self._hold.due(self._clock()):
             return None
         for lane in lanes:
-            key = lane.queue.take() if lane.due() else None
+            key = lane.queue.take() if lane.served() else None
             if key is not None:
                 if self._budget is not None:
                     self._budget.review()  # the workers that waited only for it leave

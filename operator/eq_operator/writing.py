@@ -29,6 +29,7 @@ burst of writes is work, not a hung loop.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 import time
@@ -139,9 +140,7 @@ class Writer:
             return
         self._caught_up = False
         groups = Lane("ElasticQuota", self.groups, self._group_write, Rank.GROUPS)
-        catching_up = Lane(
-            "ElasticQuota", self.groups, self._group_write, Rank.GROUPS, self._catching_up
-        )
+        catching_up = dataclasses.replace(groups, only_while=self._catching_up)
         pods = Lane("Pod", self.pods, self._pod_write, Rank.LABELS)
         for_pods = min(self._workers - 1, max(1, self._workers // 4))
         for_groups = self._workers - for_pods
