@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import multiprocessing
 import signal
 import tempfile
@@ -93,7 +94,7 @@ async def search(churn: Churn, first: float, bisections: int, pid: int) -> list[
             print("    (no pending pods left for a step at that rate)", flush=True)
             break
         cpu = scale.process_cpu(pid) - cpu - idle * (time.perf_counter() - started)
-        step = Step(step.rate, step.reached, step.events, step.groups, step.labels, cpu)
+        step = dataclasses.replace(step, cpu=cpu)
         steps.append(step)
         print("   ", step, flush=True)
         if step.kept_up:
