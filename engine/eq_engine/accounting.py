@@ -210,10 +210,15 @@ class Accounting:
         rerun = self._by_depth(resplit)
         if total_changed:
             left = tree.catalog.tree_total("", capacity)
+            scaled_before = self.pooled[ROOT].copy()
             self.pool[ROOT], self.pooled[ROOT] = (
                 amounts(left, self.names),
                 present(left, self.names),
             )
+            if not np.array_equal(scaled_before, self.pooled[ROOT]):
+                # The cluster gained or lost a resource (a first node with it, say, with 0 of
+                # it): what the root may scale moved, even if its runtime did not.
+                rerun.setdefault(0, set()).add(ROOT)
             self.pool[ROOT] -= self.total[SYSTEM, used] + self.total[DEFAULT, used]
             totals = np.maximum(self.pool[tree.roots], 0)
             for root, total in zip(tree.roots.tolist(), totals, strict=True):

@@ -3,7 +3,7 @@
 import pytest
 from eq_engine import EngineConfig
 
-from tests.manifests import pod, quota, run, runtime
+from tests.manifests import load, node, pod, quota, run, runtime
 
 ROOT = EngineConfig().root_name
 
@@ -137,6 +137,19 @@ def test_min_scaling_applies_below_a_squeezed_parent():
     )
     assert runtime(engine, "dept") == {"cpu": 5000}
     assert [engine.status(n).effective_min["cpu"] for n in ("t1", "t2")] == [2500, 2500]
+
+
+def test_a_resource_the_cluster_gains_with_nothing_of_it_scales_the_mins_at_once():
+    # Found by the property test: cpu enters the cluster with 0 of it (a node that has none
+    # left). The root's runtime stays 0, but its cpu is now scalable: the min must scale to 0
+    # in the incremental recompute as in a fresh one.
+    group = quota("g", lend=False, min={"cpu": 1}, max={"memory": 0, "cpu": 1})
+    engine = run(group, node("n0", memory="0"))
+    assert engine.status("g").effective_min["cpu"] == 1000  # not in the cluster: not scaled
+    load(engine, node("n1", cpu="0", memory="0"))
+    engine.recompute()
+    fresh = run(group, node("n0", memory="0"), node("n1", cpu="0", memory="0"))
+    assert engine.status("g").effective_min == fresh.status("g").effective_min == {"cpu": 0}
 
 
 def test_resource_missing_from_the_cluster_has_total_zero():
