@@ -8,7 +8,6 @@ resources already there. Pure: it builds and reads dicts, and sends nothing (`wr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -42,12 +41,6 @@ def status_used(wanted: QuotaFields, seen: QuotaFields) -> Patch:
 def capacity_label(label: str | None) -> Patch:
     """A pod's `capacity` label set to `label` (None: removed)."""
     return {"metadata": {"labels": {keys.CAPACITY: label}}}
-
-
-def held_label(answer: Mapping[str, Any]) -> str | None:
-    """The `capacity` label the pod in `answer` holds (None: none)."""
-    labels: Mapping[str, str] = (answer.get("metadata") or {}).get("labels") or {}
-    return labels.get(keys.CAPACITY)
 
 
 def gate_lifted(pod: Pod) -> Patch:

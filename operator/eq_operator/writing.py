@@ -46,7 +46,7 @@ from eq_kit.workers import Lane, Pool
 from . import patches
 from .logs import logger
 from .metrics import Metrics
-from .view import ClusterView, QuotaFields
+from .view import ClusterView, QuotaFields, held_label
 
 
 class Rank(enum.IntEnum):
@@ -246,7 +246,7 @@ class Writer:
 
         async def write() -> None:
             body = await self._send("PATCH", f"{PODS.url(namespace)}/{name}", patch, Rank.LABELS)
-            held = patches.held_label(body)
+            held = held_label(body)
             if key in self._view.pod_labels:  # not deleted meanwhile
                 self._view.pod_labels[key] = held
             if held != label:  # e.g. a mutating webhook took it off: again, after a pause
