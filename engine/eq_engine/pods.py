@@ -63,13 +63,22 @@ def _build(fields: PodFields, namespace: str, key: str | None = None) -> Pod:
         terminating=fields.terminating,
         phase=sys.intern(fields.phase),
         request=_shared(tuple(sorted(fields.request.items()))),
-        scheduling_gates=_gates(tuple(sys.intern(name) for name in fields.gates)),
+        scheduling_gates=_gates(tuple(map(sys.intern, fields.gates))) if fields.gates else (),
         gate_opt_out=labels.get(keys.GATE_OPT_OUT) == "false",
         created=fields.created or 0.0,
         node_pinned=fields.controller_kind == "DaemonSet" or fields.mirror,
         gang=gang_of(namespace, labels, fields.annotations, fields.scheduling_group),
-        labels=_shared_labels(tuple(sorted(i for i in labels.items() if i[0] != keys.CAPACITY))),
+        labels=_shared_labels(_label_items(labels)),
     )
+
+
+def _label_items(labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The labels but the capacity label, as a key of `_shared_labels`. Not sorted: the API
+    server writes a map's keys in order, and labels met in another order only make one more
+    (equal) dict."""
+    if keys.CAPACITY in labels:
+        return tuple(item for item in labels.items() if item[0] != keys.CAPACITY)
+    return tuple(labels.items())
 
 
 @lru_cache(maxsize=1024)

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import realistic
+from tests.manifests import pod
 
 
 def full(raw: Any, namespace: str = "") -> Any:
@@ -221,3 +222,14 @@ def test_realistic_pods_of_any_shape_agree(builder, requests, phase, priority, t
     quick = fast(raw)
     assert quick is not None
     assert same(quick, full(raw))
+
+
+def test_replicas_share_one_labels_dict_without_the_capacity_label() -> None:
+    """The engine holds every pod: pods labelled alike hold one dict of their labels, the
+    operator's capacity label (which it writes and which differs from pod to pod) left out."""
+    alike = {"app": "worker", "pod-template-hash": "5d8f7c9b6d"}
+    labelled = parse_pod(pod("w-1", labels={**alike, keys.CAPACITY: "over-quota"}))
+    unlabelled = parse_pod(pod("w-2", labels=dict(alike)))
+    assert labelled.labels == unlabelled.labels
+    assert labelled.labels is unlabelled.labels
+    assert keys.CAPACITY not in labelled.labels and labelled.labels["app"] == "worker"
