@@ -4,6 +4,10 @@ As Kopf's `RawBody`, each is `total=False` (the API server leaves out empty fiel
 only what the engine reads; anything else an object holds is ignored. A `Raw*` type says what a
 parser reads, not that the object holds it: JSON is unchecked, so `parsing.py` (and the fast
 path of `pods.py`) check every field they read and name the one that does not fit.
+
+`RawPod` is also the schema the operator's cache decodes pods into (`eq_kit.decoding`): a
+field of a pod the engine reads and this does not name is not there to read. A test holds it
+to the full validation's models.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ class RawMeta(TypedDict, total=False):
     generateName: str
     namespace: str
     uid: str
+    resourceVersion: str
+    """Not the engine's: the caches follow it (a schema keeps it, `eq_kit.decoding`)."""
     deletionTimestamp: str
     creationTimestamp: str
     labels: Mapping[str, str]
@@ -46,8 +52,13 @@ class RawSchedulingGate(TypedDict, total=False):
     name: str
 
 
+class RawSchedulingGroup(TypedDict, total=False):
+    podGroupName: str
+
+
 class RawPodSpec(TypedDict, total=False):
     nodeName: str
+    schedulingGroup: RawSchedulingGroup
     schedulingGates: Sequence[RawSchedulingGate]
     priority: int
     containers: Sequence[RawContainer]

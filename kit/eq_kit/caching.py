@@ -2,7 +2,8 @@
 
 A `Reflector` follows one collection (a kind, cluster-wide or in one namespace): a paginated
 LIST (`kube.pages`), then a WATCH from the list's resourceVersion with bookmarks, read as
-raw JSON lines (orjson; no kubernetes-asyncio models, the slowest part of that client). A clean
+raw JSON lines (no kubernetes-asyncio models, the slowest part of that client; a kind's objects
+decoded whole, or only the fields its sink reads: `decoding.py`). A clean
 end of the stream resumes the watch from the last version seen. A 410, any ERROR event, an HTTP
 error or a broken connection leads, after an exponential backoff, to a new LIST that *replaces*
 the collection: what it no longer holds is deleted, so a deletion missed across the gap cannot
@@ -36,6 +37,7 @@ from typing import Any, Protocol
 import orjson
 
 from .backoff import Backoff
+from .decoding import WHOLE, Decoding
 from .kube import PAGE, TRANSPORT_ERRORS, ApiError, Http, pages
 
 logger = logging.getLogger("eq_kit.caching")
@@ -174,8 +176,9 @@ class Reflector:
         watch_timeout: tuple[int, int] = (300, 600),
         backoff: Backoff | None = None,
         absent: Backoff | None = None,
+        decoding: Decoding = WHOLE,
     ) -> None:
-        self._http, self.kind, self._sink = http, kind, sink
+        self._http, self.kind, self._sink, self._decoding = http, kind, sink, decoding
         self._url = kind.url(namespace)
         self._scope = f"{namespace}/" if namespace is not None and kind.namespaced else ""
         """The keys this reflector answers for: one sink may take several namespaces' lists."""
@@ -221,7 +224,8 @@ class Reflector:
         seen: set[str] = set()
         version = None
         try:
-            async for page in pages(self._http, self._url, limit=self._page):
+            listing = pages(self._http, self._url, limit=self._page, decoding=self._decoding)
+            async for page in listing:
                 version = version or page["metadata"]["resourceVersion"]
                 self._deliver(page.get("items") or (), seen)
         except ApiError as error:
@@ -292,9 +296,9 @@ class Reflector:
                 rest = lines.pop()
                 for line in lines:
                     if line:
-                        self._event(orjson.loads(line))
+                        self._event(self._decoding.event(line))
             if rest.strip():
-                self._event(orjson.loads(rest))
+                self._event(self._decoding.event(rest))
         if self.events == events and time.monotonic() - started < 1.0:
             # client-go: a very short watch with no events is an error, not a clean end.
             raise WatchEnded("the watch ended at once without events")
@@ -349,13 +353,20 @@ def reflectors(
     http: Http,
     sinks: Mapping[Kind, Sink],
     namespaces: Iterable[str] = (),
+    *,
+    schemas: Mapping[Kind, type] | None = None,
     **options: Any,
 ) -> list[Reflector]:
     """One reflector per kind, or per kind and namespace when `namespaces` are given (a
-    cluster-scoped kind is followed once)."""
+    cluster-scoped kind is followed once). `schemas`: the fields a kind's sink reads, where it
+    reads only some (`decoding.py`)."""
     scopes: list[str | None] = list(namespaces) or [None]
     found = []
     for kind, sink in sinks.items():
+        decoding = Decoding((schemas or {}).get(kind))
         for namespace in scopes if kind.namespaced else [None]:
-            found.append(Reflector(http, kind, sink, namespace=namespace, **options))
+            reflector = Reflector(
+                http, kind, sink, namespace=namespace, decoding=decoding, **options
+            )
+            found.append(reflector)
     return found

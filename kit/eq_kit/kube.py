@@ -1,6 +1,7 @@
 """Reading and writing the Kubernetes API raw: through kubernetes-asyncio's connection (its TLS,
-login and User-Agent), without its models, decoded with orjson. A model for every answer is the
-slowest part of that client, and one odd field (a pod status without `imageID`) fails it.
+login and User-Agent), without its models, decoded with orjson (or msgspec, `decoding.py`). A
+model for every answer is the slowest part of that client, and one odd field (a pod status
+without `imageID`) fails it.
 
 `Http` sends the requests and `pages` reads a LIST a page at a time. A request that fails
 raises an `ApiError` (the server answered with an error) or one of `TRANSPORT_ERRORS` (it did
@@ -22,6 +23,8 @@ from typing import Any
 import aiohttp
 import orjson
 from kubernetes_asyncio import client
+
+from .decoding import WHOLE, Decode, Decoding
 
 logger = logging.getLogger("eq_kit.kube")
 
@@ -166,10 +169,12 @@ class Http:
         decoded = orjson.loads(data) if data else {}
         return decoded if isinstance(decoded, dict) else {}
 
-    async def get_json(self, path: str, params: Mapping[str, str]) -> dict[str, Any]:
+    async def get_json(
+        self, path: str, params: Mapping[str, str], decode: Decode = orjson.loads
+    ) -> dict[str, Any]:
         response = await self._get(path, params, aiohttp.ClientTimeout(total=LIST_TIMEOUT))
         async with response:
-            data: dict[str, Any] = orjson.loads(await response.read())
+            data: dict[str, Any] = decode(await response.read())
         return data
 
     @contextlib.asynccontextmanager
@@ -184,12 +189,18 @@ class Http:
 
 
 async def pages(
-    http: Http, path: str, params: Mapping[str, str] | None = None, *, limit: int = PAGE
+    http: Http,
+    path: str,
+    params: Mapping[str, str] | None = None,
+    *,
+    limit: int = PAGE,
+    decoding: Decoding = WHOLE,
 ) -> AsyncGenerator[dict[str, Any], None]:
     """The pages of a LIST, `limit` objects each (0: all in one page), as client-go's pager
     reads them: each asks for the `continue` token of the one before. When a token expired
     mid-way (410), one full list follows, which may hold objects of the pages before again.
-    The event loop runs between pages.
+    The event loop runs between pages. `decoding`: objects whole, or only the fields its
+    schema names (`decoding.py`).
 
     A caller that stops early closes it (`contextlib.aclosing`), so that it ends at once
     rather than when collected."""
@@ -199,12 +210,14 @@ async def pages(
     token = ""
     while True:
         try:
-            page = await http.get_json(path, {**query, "continue": token} if token else query)
+            page = await http.get_json(
+                path, {**query, "continue": token} if token else query, decoding.page
+            )
         except ApiError as error:
             if error.status != 410 or not token:
                 raise
             logger.info("listing %s: continue token expired; one full list", path)
-            yield await http.get_json(path, params or {})
+            yield await http.get_json(path, params or {}, decoding.page)
             return
         yield page
         token = (page.get("metadata") or {}).get("continue") or ""

@@ -132,6 +132,7 @@ def strategies(odd: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
             "initContainers": optional(containers),
             "overhead": amounts,
             "resources": optional(block),
+            "schedulingGroup": optional(st.fixed_dictionaries({}, optional={"podGroupName": text})),
         },
     )
     status = st.fixed_dictionaries({}, optional={"phase": text, "startTime": timestamp})

@@ -8,7 +8,9 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 import pytest
+from eq_kit.decoding import Decode
 from eq_kit.kube import ApiError, pages
 
 
@@ -20,7 +22,9 @@ class Pager:
         self.items, self.fail = items, dict(fail or {})
         self.asked: list[dict[str, str]] = []
 
-    async def get_json(self, path: str, params: Mapping[str, str]) -> dict[str, Any]:
+    async def get_json(
+        self, path: str, params: Mapping[str, str], decode: Decode = orjson.loads
+    ) -> dict[str, Any]:
         assert path == "/api/v1/pods"
         self.asked.append(dict(params))
         error = self.fail.get(len(self.asked) - 1)
@@ -29,7 +33,9 @@ class Pager:
         start = int(params.get("continue") or 0)
         end = start + int(params["limit"]) if "limit" in params else len(self.items)
         more = {"continue": str(end)} if end < len(self.items) else {}
-        return {"metadata": {"resourceVersion": "7", **more}, "items": self.items[start:end]}
+        page = {"metadata": {"resourceVersion": "7", **more}, "items": self.items[start:end]}
+        decoded: dict[str, Any] = decode(orjson.dumps(page))
+        return decoded
 
 
 async def listed(pager: Pager, **options: Any) -> list[list[str]]:

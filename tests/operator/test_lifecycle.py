@@ -141,11 +141,15 @@ async def test_a_stand_by_writes_nothing(api, client, tmp_path):
 async def test_unreadable_objects_are_reported_and_the_rest_is_computed(api, tmp_path):
     bad_quota = quota("broken", min={"cpu": "lots"}, max={"cpu": 4})
     bad_pod = pod("broken-pod", namespace="team-a", cpu="two")
+    # Off the schema the cache decodes pods into: its LIST page is decoded whole.
+    odd_pod = pod("odd-pod", namespace="team-a", cpu="1")
+    odd_pod["spec"]["priority"] = "high"
     store(
         api,
         *tree(),
         bad_quota,
         bad_pod,
+        odd_pod,
         quota("orphan", parent="ghost", max={"cpu": 4}),
         quota("loop-a", parent="loop-b", is_parent=True, max={"cpu": 4}),
         quota("loop-b", parent="loop-a", is_parent=True, max={"cpu": 4}),
@@ -163,11 +167,12 @@ async def test_unreadable_objects_are_reported_and_the_rest_is_computed(api, tmp
             }
 
         await eventually(
-            lambda: {"broken", "broken-pod"} <= set(reported()),
+            lambda: {"broken", "broken-pod", "odd-pod"} <= set(reported()),
             what="Events about the unreadable objects",
         )
         assert "spec.min: 'lots': not a Kubernetes quantity" in reported()["broken"]
         assert "'two': not a Kubernetes quantity" in reported()["broken-pod"]
+        assert "spec.priority: Input should be a valid integer" in reported()["odd-pod"]
         orphan = next(o for o in stored(api, QUOTAS) if o["metadata"]["name"] == "orphan")
         assert json.loads(orphan["metadata"]["annotations"][keys.REQUEST]) == {"cpu": "0"}
 
