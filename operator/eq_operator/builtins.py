@@ -1,6 +1,10 @@
 """The root, system and default groups exist as ElasticQuota objects: created by the leader when
 its cache lacks them, never deleted, never changed once there.
 
+The view takes a created group from the create's answer (the watch brings the same object
+later), so that the leader's first computation counts it: a group made after it would make
+the engine place every pod again in a tree with a new root.
+
 Creating them is not part of start-up: a replica that starts while the API server is away
 serves its probes and follows the Lease at once, and the leader creates what is missing as
 soon as its caches are listed, trying again after a short backoff if the API refuses.
@@ -78,8 +82,10 @@ class Builtins:
                 continue
             try:
                 await self._limiter.acquire()
-                await self._http.send("POST", path, body)
+                created = await self._http.send("POST", path, body)
                 logger.info("created the built-in group %s/%s", self._namespace, name)
+                if name in self.missing():  # the watch has not shown it yet: count it now
+                    self._view.observe_quota(created)
             except ApiError as error:
                 if error.status != 409:  # 409: created meanwhile, the watch will show it
                     self._failed(name, error)

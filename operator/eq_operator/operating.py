@@ -78,10 +78,13 @@ class Loop:
             await asyncio.sleep(self._settings.batch_interval)
             self.heartbeat = now = time.monotonic()
             try:
+                if self.leading and self._ready.ready:
+                    # before the recompute, which then counts them, rather than placing every
+                    # pod a second time in a tree with a new root
+                    await self._builtins.ensure()
                 await self.step()
                 acting = self.leading and self._view.synced
                 if acting:
-                    await self._builtins.ensure()
                     await self._pools.ensure()
                 if acting and self._view.news:
                     self.report_unreadable()

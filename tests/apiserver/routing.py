@@ -40,6 +40,7 @@ async def serve(api: ApiServer, request: web.Request) -> web.StreamResponse:
         resource, namespace, name, sub = route
         verb = _verb(request, name)
         api.requests[verb, resource.key, sub] += 1
+        api.journal.append((verb, resource.key, sub))
         record_access(api.access, request.headers.get("User-Agent", ""), resource, sub, verb)
         fault = api.faults.take(request.method, resource.key, sub, name, namespace)
         if fault is not None and fault.latency:

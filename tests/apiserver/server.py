@@ -91,6 +91,9 @@ class ApiServer:
         self.faults = Faults()
         self.evictions: EvictionHook = lambda pod: None
         self.requests: collections.Counter[tuple[str, str, str]] = collections.Counter()
+        self.journal: collections.deque[tuple[str, str, str]] = collections.deque(maxlen=10_000)
+        """The last requests (verb, resource, subresource) in the order they came, as an audit
+        log shows them."""
         self.access: set[tuple[str, str, str, str]] = set()
         self._port = 0
         self._runner: web.AppRunner | None = None

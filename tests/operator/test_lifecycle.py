@@ -46,6 +46,12 @@ async def test_builtins_are_created_once_and_a_restart_writes_nothing(api, tmp_p
     )
     written = writes(api)
     assert written > 0
+    # created before the groups' numbers are written: the first computation holds them (one
+    # tree built at start-up, not two)
+    journal = list(api.journal)
+    last_create = max(i for i, r in enumerate(journal) if r[:2] == ("create", "elasticquotas"))
+    first_write = min(i for i, r in enumerate(journal) if r[:2] == ("patch", "elasticquotas"))
+    assert last_create < first_write
 
     second = await start_operator(tmp_path, api)
     try:
