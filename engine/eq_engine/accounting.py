@@ -110,9 +110,15 @@ class Accounting:
     def count(self, group: int, pod: Pod, request: Sequence[int], sign: int = 1) -> None:
         """Add a pod's `request` (on the columns) to its group's own sums; sign -1 takes it
         away. It counts in used once scheduled, in the non-preemptible blocks if it is so."""
-        share = list(request) if sign > 0 else [-amount for amount in request]
+        self.add(group, request, pod.scheduled, not pod.preemptible, sign)
+
+    def add(
+        self, group: int, request: Sequence[int], scheduled: bool, locked: bool, times: int
+    ) -> None:
+        """`times` pods alike (negative: taken away): `request` each, scheduled or not,
+        non-preemptible (`locked`) or not."""
+        share = [amount * times for amount in request]
         zero = [0] * len(share)
-        scheduled, locked = pod.scheduled, not pod.preemptible
         self.own[group] += np.array(
             share
             + (share if scheduled else zero)

@@ -10,6 +10,7 @@ builds a new tree and places every pod again (`regroup`). The store computes not
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass
 
 from .accounting import Accounting
@@ -202,14 +203,20 @@ class Store:
         self.budgets.pop(key, None)
 
     def regroup(self, accounts: Accounting) -> None:
-        """Place every pod on the new tree of `accounts`, and count it there."""
+        """Place every pod on the new tree of `accounts`, and count it there: the pods of a
+        group alike (one request, both flags) in one addition."""
         self.accounts = accounts
         self.members = [{} for _ in accounts.tree.groups]
         self._vectors = {}
+        seen: dict[tuple[int, int], tuple[int, ...]] = {}  # the pods' request dicts stay alive
+        alike: collections.Counter[tuple[int, tuple[int, ...], bool, bool]] = collections.Counter()
         for member in self.pods.values():
-            self._place(member)
+            self._place(member, seen)
+            pod = member.pod
             self.members[member.group][member] = None
-            accounts.count(member.group, member.pod, member.request)
+            alike[member.group, member.request, pod.scheduled, not pod.preemptible] += 1
+        for (group, request, scheduled, locked), times in alike.items():
+            accounts.add(group, request, scheduled, locked, times)
 
     def resettle(self, accounts: Accounting) -> None:
         """The same tree with new numbers: the pods keep their groups and request vectors (the
@@ -222,7 +229,12 @@ class Store:
         self.tree_dirty = self.settings_dirty = self.capacity_dirty = False
         self.dirty_groups, self.dirty_members = set(), set()
 
-    def _place(self, member: Member) -> None:
+    def _place(
+        self, member: Member, seen: dict[tuple[int, int], tuple[int, ...]] | None = None
+    ) -> None:
+        """Put the pod in its group, with its request on the group's columns. `seen`: the
+        vectors made so far by (group, request dict), while no pod leaves (pods of a workload
+        share one request dict, `pods._shared`)."""
         accounts = self.accounts
         group, problem = accounts.tree.group_of(member.pod)
         if problem is None:
@@ -231,6 +243,10 @@ class Store:
             self.pod_problems[member.pod.key] = problem
         member.group = group
         request = member.pod.request
+        made = None if seen is None else seen.get((group, id(request)))
+        if made is not None:
+            member.request = made
+            return
         vector = tuple(
             clamp(request.get(name, 0)) if keep else 0
             for name, keep in zip(accounts.names, accounts.request_keys[group], strict=True)
@@ -239,6 +255,8 @@ class Store:
             # Shapes of pods long gone: start over (members keep the tuples they hold).
             self._vectors = {}
         member.request = self._vectors.setdefault(vector, vector)
+        if seen is not None:
+            seen[group, id(request)] = member.request
 
     def _count(self, member: Member, sign: int) -> None:
         self.accounts.count(member.group, member.pod, member.request, sign)
