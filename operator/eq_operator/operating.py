@@ -33,6 +33,8 @@ class Readiness(Protocol):
     @property
     def ready(self) -> bool: ...
 
+    async def wait_ready(self) -> None: ...
+
 
 class Loop:
     def __init__(
@@ -56,6 +58,8 @@ class Loop:
         self._admit = True  # something changed since the last admission round
         self._events, self._metrics, self._settings = events, metrics, settings
         self.leading = False
+        self._promoted = asyncio.Event()
+        """Set when this replica becomes the leader: the loop's pause ends."""
         self.heartbeat = time.monotonic()
         self._reported: set[Problem] = set()
         self._next_audit = 0.0
@@ -68,6 +72,7 @@ class Loop:
         if leading:
             self._writer.want(self._view.quota_refs, self._view.pod_labels)
             self._admit = True
+            self._promoted.set()
         else:
             self._writer.clear()
 
@@ -75,7 +80,7 @@ class Loop:
         reclaim = self._settings.reclaim
         next_reclaim = time.monotonic() + reclaim.interval
         while True:
-            await asyncio.sleep(self._settings.batch_interval)
+            await self._pause()
             self.heartbeat = now = time.monotonic()
             try:
                 if self.leading and self._ready.ready:
@@ -98,6 +103,22 @@ class Loop:
                     self._events.flush()
             except Exception:  # a bug must not stop the operator's clock
                 logger.exception("the operator's loop failed; going on")
+
+    async def _pause(self) -> None:
+        """A batch interval, cut short when this replica becomes the leader and, until the
+        first LISTs are in, when they are: the first computation, and a new leader's first
+        writes, start at once rather than up to an interval later."""
+        waits: list[asyncio.Future[object]] = [asyncio.ensure_future(self._promoted.wait())]
+        if not self._view.synced:
+            waits.append(asyncio.ensure_future(self._ready.wait_ready()))
+        try:
+            await asyncio.wait(
+                waits, timeout=self._settings.batch_interval, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+        self._promoted.clear()
 
     def _audit_due(self, now: float) -> bool:
         """Not while the node pools' roots are being written (a tree whose root has not come

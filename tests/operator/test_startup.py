@@ -10,7 +10,7 @@ from typing import Any
 from tests.kube import LEASES, QUOTAS, store, stored
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually, start_operator
-from tests.operator.test_accounting import actual, converged, differences
+from tests.operator.test_accounting import actual, converged, differences, tree
 from tests.operator.test_lifecycle import BUILTINS
 
 DEPARTMENTS, TEAMS, PER_TEAM = 3, 10, 100  # 33 groups, 3,000 pods
@@ -53,6 +53,19 @@ async def test_a_cluster_of_thousands_of_pods_converges_on_start(api, tmp_path):
         groups, labels = actual(api)
         assert sum(1 for label in labels.values() if label is not None) == 2250  # the running
         assert groups["dept-0"]["status.used"] is not None
+    finally:
+        await operator.stop()
+
+
+async def test_the_first_computation_starts_when_the_lists_are_in_not_an_interval_later(
+    api, tmp_path
+):
+    store(api, *tree())
+    # A batch interval far beyond the test's patience: only the first computation (which
+    # creates the built-in groups that readiness waits for) may not wait for it.
+    operator = await start_operator(tmp_path, api, "--batch-interval", "600")
+    try:
+        await eventually(lambda: converged(api), what="convergence at once")
     finally:
         await operator.stop()
 
