@@ -117,15 +117,18 @@ class Accounting:
     ) -> None:
         """`times` pods alike (negative: taken away): `request` each, scheduled or not,
         non-preemptible (`locked`) or not."""
-        share = [amount * times for amount in request]
+        share = list(request)
         zero = [0] * len(share)
-        self.own[group] += np.array(
+        row = np.array(
             share
             + (share if scheduled else zero)
             + (share if locked else zero)
             + (share if locked and scheduled else zero),
             dtype=np.int64,
         )
+        # Multiplied in int64, as `times` additions of one pod would sum (a Python product of
+        # amounts near LIMIT could exceed int64, which numpy refuses to convert).
+        self.own[group] += row * times
 
     def _by_depth(self, groups: Iterable[int]) -> dict[int, set[int]]:
         depth = self._depths

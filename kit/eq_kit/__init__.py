@@ -5,6 +5,8 @@ repeats them.
   the kinds the product reads (`QUOTAS`, `PODS`, `NODES`).
 - `kube`: raw JSON requests to the API server (`Http`), a LIST a page at a time (`pages`),
   what a failed request raises (`ApiError`, `TRANSPORT_ERRORS`), the merge-patch type.
+- `decoding`: LIST pages and watch events decoded whole, or into just the fields a schema
+  names (`Decoding`).
 - `backoff`: the one backoff (`Backoff`), for anything tried again after a failure.
 - `throttling`: the client-side token bucket (its waiters served by rank) and the rate-limited
   work queue.

@@ -1,9 +1,9 @@
 """The root, system and default groups exist as ElasticQuota objects: created by the leader when
 its cache lacks them, never deleted, never changed once there.
 
-The view takes a created group from the create's answer (the watch brings the same object
-later), so that the leader's first computation counts it: a group made after it would make
-the engine place every pod again in a tree with a new root.
+The leader creates them before its first computation and waits, briefly, for its watch to
+show them, so that the computation counts them: a group arriving after it would make the
+engine place every pod again in a tree with a new root.
 
 Creating them is not part of start-up: a replica that starts while the API server is away
 serves its probes and follows the Lease at once, and the leader creates what is missing as
@@ -12,6 +12,7 @@ soon as its caches are listed, trying again after a short backoff if the API ref
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,6 +25,10 @@ from eq_kit.throttling import TokenBucket
 
 from .logs import logger
 from .view import ClusterView
+
+SHOWN_WITHIN = 3.0
+"""Seconds the leader waits for its watch to show the built-in groups it created."""
+SHOWN_POLL = 0.01
 
 
 def builtin_objects(config: EngineConfig) -> list[dict[str, Any]]:
@@ -82,10 +87,8 @@ class Builtins:
                 continue
             try:
                 await self._limiter.acquire()
-                created = await self._http.send("POST", path, body)
+                await self._http.send("POST", path, body)
                 logger.info("created the built-in group %s/%s", self._namespace, name)
-                if name in self.missing():  # the watch has not shown it yet: count it now
-                    self._view.observe_quota(created)
             except ApiError as error:
                 if error.status != 409:  # 409: created meanwhile, the watch will show it
                     self._failed(name, error)
@@ -94,6 +97,15 @@ class Builtins:
                 self._failed(name, error)
                 return
         self._retry.reset()
+        await self._shown()
+
+    async def _shown(self) -> None:
+        """Until the watch shows the groups (within a few seconds: a watch that is down does
+        not hold the loop; the groups then come later, with one more placing of the pods)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SHOWN_WITHIN
+        while self.missing() and loop.time() < deadline:
+            await asyncio.sleep(SHOWN_POLL)
 
     def _failed(self, name: str, error: Exception) -> None:
         now = self._clock()

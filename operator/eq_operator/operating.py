@@ -109,7 +109,7 @@ class Loop:
         first LISTs are in, when they are: the first computation, and a new leader's first
         writes, start at once rather than up to an interval later."""
         waits: list[asyncio.Future[object]] = [asyncio.ensure_future(self._promoted.wait())]
-        if not self._view.synced:
+        if not self._ready.ready:
             waits.append(asyncio.ensure_future(self._ready.wait_ready()))
         try:
             await asyncio.wait(

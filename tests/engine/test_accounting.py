@@ -1,6 +1,6 @@
 """Request, used and non-preemptible sums (koordinator-semantics.md 2.2, 3)."""
 
-from eq_engine import EngineConfig
+from eq_engine import EngineConfig, parse_pod
 
 from tests.manifests import pod, quota, run
 
@@ -126,3 +126,20 @@ def test_capacity_is_the_sum_of_node_allocatable():
     )
     assert engine.capacity() == {"cpu": 8000, "memory": 8 * 2**30, "pods": 110}
     assert engine.status("t").runtime == {"cpu": 8000}
+
+
+def test_a_rebuild_counts_many_alike_pods_as_adding_them_one_by_one():
+    """A rebuild counts pods alike in one addition; it sums as the pods added one at a time
+    would, even where requests near the engine's limit overflow (200 pods of 100Pi)."""
+    objects = [
+        quota("t", max={"cpu": 1000, "memory": "1Ei"}),
+        *(pod(f"huge-{i}", quota="t", node=None, memory="100Pi") for i in range(200)),
+        *(pod(f"web-{i}", quota="t", cpu="250m", memory="1Gi") for i in range(30)),
+    ]
+    rebuilt = run(*objects, capacity={"cpu": 1000, "memory": "1Ei"})
+    one_by_one = run(objects[0], capacity={"cpu": 1000, "memory": "1Ei"})
+    for raw in objects[1:]:
+        one_by_one.set_pod(parse_pod(raw))
+    one_by_one.recompute()
+    assert rebuilt.status("t") == one_by_one.status("t")
+    assert rebuilt.status("t").used == {"cpu": 7500, "memory": 30 * 2**30}
