@@ -219,6 +219,21 @@ async def test_the_pods_of_a_large_namespace_are_read_a_page_at_a_time(webhook, 
     assert api.count("list", "pods") - lists_before >= 3 + 2  # three pages, two label queries
 
 
+async def test_a_pod_off_the_schema_does_not_hide_its_page(webhook, api):
+    """The webhook decodes the pods it lists into the fields the engine reads; a pod whose
+    priority is a string makes its page decoded whole, and the pod beside it still counts."""
+    odd = pod("odd", namespace="mixed", cpu="1")
+    odd["spec"]["priority"] = "high"
+    api.seed(quota("mixed", namespace="mixed", max=RES), odd, pod("runner", namespace="mixed"))
+    deletion = review("DELETE", old=quota("mixed", namespace="mixed", max=RES))
+    await eventually(lambda: _denied(webhook, deletion), what="the webhook to know the group")
+    answer = await webhook.review(deletion)
+    assert answer["status"]["message"] == (
+        "ElasticQuota mixed/mixed: metadata.name: cannot delete a group with pods bound to it: "
+        "mixed/runner"
+    )
+
+
 async def _denied(webhook: Any, body: dict[str, Any]) -> bool:
     return not (await webhook.review(body))["allowed"]
 

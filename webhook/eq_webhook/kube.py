@@ -1,5 +1,6 @@
 """Listing the pods bound to a group when a rule needs them (the ElasticQuotas and Nodes come
-from the kit's caches)."""
+from the kit's caches), each decoded into just the fields the engine reads (`RawPod`), as the
+operator's cache does: the listing runs within the admission timeout."""
 
 from __future__ import annotations
 
@@ -11,9 +12,12 @@ from eq_engine import ObjectError, Pod, keys, parse_pod
 from eq_engine.raw import RawPod
 from eq_engine.reviews import BoundPodQuery
 from eq_kit.caching import PODS
+from eq_kit.decoding import Decoding
 from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http, pages
 
 from .deciding import PodLister, PodListing, PodLookupError
+
+_POD_FIELDS = Decoding(RawPod)
 
 
 def pod_lister(http: Http) -> PodLister:
@@ -34,7 +38,8 @@ def pod_lister(http: Http) -> PodLister:
         counting: set[str] = set()  # the unfinished ones, by key: a pod may be in two listings
         try:
             for url, selector in listings:
-                async with contextlib.aclosing(pages(http, url, selector)) as listing:
+                listed = pages(http, url, selector, decoding=_POD_FIELDS)
+                async with contextlib.aclosing(listed) as listing:
                     async for page in listing:
                         for key, pod in _readable(page.get("items") or []):
                             pods[key] = pod
