@@ -39,6 +39,9 @@ class _Event(msgspec.Struct):
     object: msgspec.Raw
 
 
+_ENVELOPE = msgspec.json.Decoder(_Event)
+
+
 class Decoding:
     """How one kind's pages and events are decoded: with `schema`, into its fields only.
 
@@ -46,13 +49,11 @@ class Decoding:
     the caches key objects by the first two and follow the last."""
 
     def __init__(self, schema: type | None = None) -> None:
-        self._typed = schema is not None
         self._page: Decode = orjson.loads
-        self._object: Decode = orjson.loads
+        self._object: Decode | None = None  # None: events decoded whole
         if schema is not None:
             self._page = _fallback(msgspec.json.Decoder(_Page[schema]))  # type: ignore[valid-type]
             self._object = _fallback(msgspec.json.Decoder(schema))
-        self._envelope = msgspec.json.Decoder(_Event)
 
     def page(self, data: bytes) -> dict[str, Any]:
         """A LIST's page: `metadata` and `items`."""
@@ -60,17 +61,15 @@ class Decoding:
         return page
 
     def event(self, line: bytes) -> dict[str, Any]:
-        """A watch event: `type` and `object`. An ERROR's object (a Status) is decoded whole."""
-        if not self._typed:
+        """A watch event: `type` and `object`. An ERROR's object (a Status) is decoded whole,
+        and so is a line not shaped as an event."""
+        decode = self._object
+        envelope = None if decode is None else _envelope(line)
+        if decode is None or envelope is None:
             event: dict[str, Any] = orjson.loads(line)
             return event
-        try:
-            envelope = self._envelope.decode(line)
-        except msgspec.DecodeError:  # not an event's shape: whole, as without a schema
-            event = orjson.loads(line)
-            return event
-        raw, typed = envelope.object, envelope.type != "ERROR"
-        return {"type": envelope.type, "object": self._object(raw) if typed else _whole(raw)}
+        raw, error = envelope.object, envelope.type == "ERROR"
+        return {"type": envelope.type, "object": _whole(raw) if error else decode(raw)}
 
 
 WHOLE = Decoding()
@@ -86,6 +85,14 @@ def _fallback(typed: msgspec.json.Decoder[Any]) -> Decode:
             return _whole(data)
 
     return decode
+
+
+def _envelope(line: bytes) -> _Event | None:
+    """The event with its object left undecoded; None: the line is not shaped as one."""
+    try:
+        return _ENVELOPE.decode(line)
+    except msgspec.DecodeError:
+        return None
 
 
 def _whole(data: bytes | msgspec.Raw) -> Any:
