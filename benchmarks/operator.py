@@ -119,7 +119,7 @@ async def amplification(samples: int = 200) -> tuple[float, float, float, int]:
     idle, busy, changed = [], [], []
     async with api, in_process(api) as op:
         await settle(op)  # the first labelling and annotations
-        keys = sorted(op.view.pod_labels)
+        keys = sorted(op.view.pod_keys())
         for i in range(samples):
             namespace, name = rng.choice(keys).split("/", 1)
             stored = api.get("pods", name, namespace)
@@ -128,13 +128,11 @@ async def amplification(samples: int = 200) -> tuple[float, float, float, int]:
             api.storage.put(pods, {**stored, "status": status}, type="MODIFIED")
             idle.append(await settle(op))  # only a status condition moved
             leaf = rng.choice(leaves)
-            labels_before = dict(op.view.pod_labels)
+            labels_before = {k: op.view.held_label(k) for k in op.view.pod_keys()}
             fields_before = dict(op.view.quota_fields)
             api.seed(cluster.pod(rng, leaf, 900 + i, 1.0, scheduled=False))
             busy.append(await settle(op))
-            new_labels = sum(
-                1 for k, v in op.view.pod_labels.items() if labels_before.get(k, v) != v
-            )
+            new_labels = sum(1 for k, v in labels_before.items() if op.view.held_label(k, v) != v)
             new_fields = sum(1 for k, v in op.view.quota_fields.items() if fields_before[k] != v)
             changed.append(new_labels + new_fields)
     return statistics.mean(idle), statistics.mean(busy), statistics.mean(changed), len(quotas)

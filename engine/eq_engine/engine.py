@@ -18,7 +18,7 @@ Reclaim plans and admission decisions are functions of an engine that has recomp
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from . import checks
 from .accounting import Accounting, columns
@@ -77,8 +77,10 @@ class QuotaEngine:
         """Use `capacity` as the cluster's total instead of the nodes' allocatable sum."""
         self._store.set_capacity(capacity)
 
-    def set_pod(self, pod: Pod) -> None:
-        """Add or update a pod; a finished pod counts nowhere and loses its label."""
+    def set_pod(self, pod: Pod, held_label: str | None = None) -> None:
+        """Add or update a pod; a finished pod counts nowhere and loses its label.
+        `held_label`: the capacity label the pod holds in the cluster, kept with it (the
+        edges that write labels compare it with `capacity_label`)."""
         if pod.terminal:
             member = self._store.pods.get(pod.key)
             if member is not None:
@@ -86,7 +88,7 @@ class QuotaEngine:
             self.remove_pod(pod.key)
         else:
             self._labels.resume(pod.key)
-            self._store.set_pod(pod)
+            self._store.set_pod(pod, held_label)
 
     def remove_pod(self, key: str) -> None:
         self._store.remove_pod(key)
@@ -149,6 +151,25 @@ class QuotaEngine:
         """The pod's `in-quota`/`over-quota` label; None while pending, finished or unknown."""
         member = self._store.pods.get(pod_key)
         return None if member is None else member.label
+
+    def holds(self, pod_key: str) -> bool:
+        """Whether the engine holds the pod: fed, readable and not finished."""
+        return pod_key in self._store.pods
+
+    def pod_keys(self) -> Collection[str]:
+        """The pods the engine holds."""
+        return self._store.pods.keys()
+
+    def held_label(self, pod_key: str) -> str | None:
+        """The capacity label the pod holds in the cluster, as last fed (KeyError: not held)."""
+        return self._store.pods[pod_key].held
+
+    def hold_label(self, pod_key: str, label: str | None) -> None:
+        """The pod now holds `label` (a write's answer); nothing if the engine no longer holds
+        it."""
+        member = self._store.pods.get(pod_key)
+        if member is not None:
+            member.held = label
 
     def lends(self, name: str) -> bool:
         """Whether the group lends the min it does not use (`allow-lent-resource`)."""

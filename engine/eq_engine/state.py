@@ -27,8 +27,10 @@ _INTERNED = 1024
 
 @dataclass(slots=True, eq=False)
 class Member:
-    """A pod the accounting knows: its group, its request masked to that group's max, and its
-    capacity label (`classification.Labels`; None while it is not scheduled).
+    """A pod the accounting knows: its group, its request masked to that group's max, its
+    capacity label (`classification.Labels`; None while it is not scheduled), and the label
+    it holds in the cluster as the edge last saw it (`held`: what is wanted and what is
+    written side by side, in the one record of the pod).
 
     `request` is a tuple shared by every member with the same one (see `Store._place`): an
     engine holds every pod of the cluster, so a member must stay small, and what the engine
@@ -39,6 +41,7 @@ class Member:
     group: int = -1
     request: tuple[int, ...] = ()
     label: str | None = None
+    held: str | None = None
 
 
 class Store:
@@ -137,10 +140,12 @@ class Store:
 
     # ---------------------------------------------------------------- pods
 
-    def set_pod(self, pod: Pod) -> None:
-        """Add or update a pod that has not finished."""
+    def set_pod(self, pod: Pod, held: str | None = None) -> None:
+        """Add or update a pod that has not finished; `held`: its capacity label in the
+        cluster."""
         old = self.pods.get(pod.key)
         if old is not None and old.pod == pod:
+            old.held = held
             # Nothing the accounting reads moved (the echo of a label written, a condition).
             # The pod kept is the one already held unless its uid or other labels moved: a
             # long-lived object replaced on every echo scatters the heap.
@@ -155,7 +160,7 @@ class Store:
             self._leave_gang(old.pod)
         if pod.gang is not None:
             self.gangs.setdefault(pod.gang.key, set()).add(pod.key)
-        member = Member(pod, label=None if old is None else old.label)
+        member = Member(pod, label=None if old is None else old.label, held=held)
         self.pods[pod.key] = member
         if self.tree_dirty:
             return

@@ -30,7 +30,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -106,7 +106,7 @@ class Consumer(Protocol):
 
 
 class Sink(Consumer, Protocol):
-    def held(self) -> Collection[str]:
+    def held(self) -> Iterable[str]:
         """The keys of the objects it holds something for: a relist deletes those it lacks.
         On a cluster of 100,000 pods a second set of their keys costs megabytes, so the
         consumer's own map answers."""
@@ -128,7 +128,7 @@ class Keyed:
         self._keys.discard(key)
         self._consumer.delete(key)
 
-    def held(self) -> Collection[str]:
+    def held(self) -> Iterable[str]:
         return self._keys
 
 

@@ -17,7 +17,7 @@ counts as empty and is asked for again now and then (the kit's optional kinds).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,8 +57,9 @@ def _sink(observe: Callable[[Mapping[str, Any]], None], delete: Callable[[str], 
 
 @dataclass(frozen=True)
 class _Pods:
-    """The pods' sink: the view's map of every pod seen (to its capacity label) is also the
-    caches' record of them, so that 100,000 pods cost one map, not two."""
+    """The pods' sink: the view's record of every pod seen (the engine's map, and the view's
+    of the pods the engine does not hold) is also the caches' record of them, so that 100,000
+    pods cost one map, not two."""
 
     view: ClusterView
 
@@ -68,8 +69,8 @@ class _Pods:
     def delete(self, key: str) -> None:
         self.view.forget_pod(key)
 
-    def held(self) -> Collection[str]:
-        return self.view.pod_labels.keys()
+    def held(self) -> Iterable[str]:
+        return self.view.pod_keys()
 
 
 def caches(http: Http, view: ClusterView, pools: Pools, namespaces: Iterable[str] = ()) -> Caches:

@@ -70,7 +70,7 @@ class Loop:
         to the next. The reclaim clocks run on every replica and are kept."""
         self.leading = leading
         if leading:
-            self._writer.want(self._view.quota_refs, self._view.pod_labels)
+            self._writer.want(self._view.quota_refs, self._view.pod_keys())
             self._admit = True
             self._promoted.set()
         else:

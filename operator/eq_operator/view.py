@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -85,8 +85,10 @@ class ClusterView:
     quota_refs: dict[str, Ref] = field(default_factory=dict)
     """Group name to its object (names are unique; a duplicate is reported by the engine)."""
     quota_fields: dict[str, QuotaFields] = field(default_factory=dict)
-    pod_labels: dict[str, str | None] = field(default_factory=dict)
-    """Pod key to its capacity label as the watch last showed it."""
+    idle_labels: dict[str, str | None] = field(default_factory=dict)
+    """The capacity labels of the pods the engine does not hold (finished or unreadable), as
+    the watch last showed them. Those of the pods it holds are kept with them in the engine:
+    a pod is in one place or the other, never both (`held_label`)."""
     unreadable: dict[str, str] = field(default_factory=dict)
     """Object reference to the parse error of an object the engine cannot use."""
     synced: bool = False
@@ -142,22 +144,44 @@ class ClusterView:
     def observe_pod(self, body: Mapping[str, Any], key: str | None = None) -> None:
         """`key`: the cache's string for it (`key_of`), kept as the pod's key everywhere."""
         key = key_of(body) if key is None else key
-        self.pod_labels[key] = held_label(body)
+        held = held_label(body)
         self.touched_pods.add(key)
         self.dirty = True
         try:
-            self.engine.set_pod(parse_pod(cast(RawPod, body), key=key))
+            self.engine.set_pod(parse_pod(cast(RawPod, body), key=key), held)
         except ObjectError as error:
             self.engine.remove_pod(key)
             self._unreadable(_ref(body, "v1", "Pod"), error)
         else:
             self.unreadable.pop(f"Pod {key}", None)  # readable again
+        if self.engine.holds(key):
+            self.idle_labels.pop(key, None)
+        else:
+            self.idle_labels[key] = held
 
     def forget_pod(self, key: str) -> None:
         self.engine.remove_pod(key)
-        self.pod_labels.pop(key, None)
+        self.idle_labels.pop(key, None)
         self.unreadable.pop(f"Pod {key}", None)
         self.dirty = True
+
+    def pod_keys(self) -> Iterator[str]:
+        """Every pod the watch shows: those the engine holds, then the others."""
+        yield from self.engine.pod_keys()
+        yield from self.idle_labels
+
+    def held_label(self, key: str, default: str | None = None) -> str | None:
+        """The capacity label the pod holds in the cluster; `default` for a pod not seen."""
+        if self.engine.holds(key):
+            return self.engine.held_label(key)
+        return self.idle_labels.get(key, default)
+
+    def label_written(self, key: str, label: str | None) -> None:
+        """A write's answer: the pod holds `label` now (if it is still seen)."""
+        if self.engine.holds(key):
+            self.engine.hold_label(key, label)
+        elif key in self.idle_labels:
+            self.idle_labels[key] = label
 
     def observe_node(self, body: Mapping[str, Any]) -> Node | None:
         """The node as read (None: unreadable, not counted), for the node pools too."""

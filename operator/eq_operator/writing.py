@@ -177,7 +177,7 @@ class Writer:
     def _pod_write(self, queue: WorkQueue, key: str) -> Awaitable[None] | None:
         """The label write the pod needs; None if none."""
         label = self._view.engine.capacity_label(key)
-        if self._view.pod_labels.get(key, label) == label:
+        if self._view.held_label(key, label) == label:
             return None  # right already, or no object to write to
         return self._write_label(queue, key, label)
 
@@ -247,8 +247,7 @@ class Writer:
         async def write() -> None:
             body = await self._send("PATCH", f"{PODS.url(namespace)}/{name}", patch, Rank.LABELS)
             held = held_label(body)
-            if key in self._view.pod_labels:  # not deleted meanwhile
-                self._view.pod_labels[key] = held
+            self._view.label_written(key, held)
             if held != label:  # e.g. a mutating webhook took it off: again, after a pause
                 raise NotHeld(f"Pod {key} does not hold the label written")
 

@@ -88,6 +88,24 @@ def test_a_finished_pod_loses_its_label_and_a_deleted_one_needs_no_change():
     assert list(engine.pods()) == []
 
 
+def test_the_label_a_pod_holds_is_kept_with_it_until_it_finishes():
+    from eq_engine import parse_pod
+
+    engine = run(quota("t", min={"cpu": 4}, max={"cpu": 4}), capacity={"cpu": 4})
+    engine.set_pod(parse_pod(pod("job", quota="t", cpu="1")), "over-quota")
+    engine.recompute()
+    assert (engine.capacity_label("apps/job"), engine.held_label("apps/job")) == (
+        "in-quota",
+        "over-quota",
+    )
+    engine.hold_label("apps/job", "in-quota")  # the write's answer
+    assert engine.held_label("apps/job") == "in-quota"
+    engine.set_pod(parse_pod(pod("job", quota="t", cpu="1")), None)  # an echo: taken off
+    assert engine.held_label("apps/job") is None and engine.holds("apps/job")
+    engine.set_pod(parse_pod(pod("job", quota="t", cpu="1", phase="Succeeded")), "in-quota")
+    assert not engine.holds("apps/job") and list(engine.pod_keys()) == []
+
+
 def test_reclaim_follows_koordinators_two_passes():
     # runtime cpu 50, memory 0; pods (priority, cpu, memory) = 10/20/0, 9/10/1, 8/20/0, 7/40/0
     pods = [(10, "20", "0"), (9, "10", "1"), (8, "20", "0"), (7, "40", "0")]

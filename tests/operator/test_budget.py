@@ -65,7 +65,9 @@ class Budget:
         """Delete a pod, and let the operator see it and recompute (without writing: no
         token comes meanwhile)."""
         self.api.storage.remove(self.api.catalog.named("pods"), f"apps/{name}")
-        await eventually(lambda: f"apps/{name}" not in self.op.view.pod_labels, what="the watch")
+        await eventually(
+            lambda: f"apps/{name}" not in set(self.op.view.pod_keys()), what="the watch"
+        )
         await self.op.loop.step()
 
 
@@ -95,7 +97,7 @@ async def test_a_group_change_is_written_before_the_labels_queued_ahead_of_it() 
         await state.token(until=lambda: group_writes(api)[0] == 2, what="the group's annotations")
         await state.token(until=lambda: group_right(api), what="the group's status.used")
         assert label_writes(api) == labels  # the labels queued before it wait
-        pending = [k for k, label in state.op.view.pod_labels.items() if label is None]
+        pending = [k for k in state.op.view.pod_keys() if state.op.view.held_label(k) is None]
         assert len(pending) == PODS - labels  # p000 was labelled before it went
         await state.token(until=lambda: label_writes(api) == labels + 1, what="the labels")
 

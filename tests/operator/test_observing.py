@@ -176,9 +176,50 @@ async def test_a_pods_key_is_one_string_held_by_the_cache_the_view_and_the_engin
             streams.start()
             try:
                 await streams.wait_ready()
-                (key,) = seen.pod_labels
+                (key,) = seen.pod_keys()
                 pod = seen.engine.pod(key)
                 assert pod is not None and pod.key is key  # not an equal copy: 100,000 of them
                 assert key == f"team-b/{pod.name}" and pod.name.startswith("train-")
+            finally:
+                await streams.stop()
+
+
+async def test_each_pod_is_held_once_and_a_relist_forgets_those_the_engine_does_not_hold():
+    """The engine keeps the label a pod holds with the pod; the view keeps only those of the
+    pods the engine does not hold (finished, unreadable), and a relist after a gap forgets them
+    as it forgets the others."""
+    running = job_pod("team-b", "serve", 0, requests={"cpu": "1"})
+    running["metadata"]["labels"]["quota.scheduling.koordinator.sh/capacity"] = "in-quota"
+    done = job_pod("team-b", "batch", 0, requests={"cpu": "1"})
+    done["metadata"]["labels"]["quota.scheduling.koordinator.sh/capacity"] = "over-quota"
+    done["status"]["phase"] = "Succeeded"
+    odd = job_pod("team-b", "odd", 0, requests={"cpu": "a lot"})
+    async with ApiServer() as api:
+        api.seed(running, done, odd)
+        keys = {f"team-b/{p['metadata']['name']}": p for p in (running, done, odd)}
+        async with client.ApiClient(client.Configuration(host=api.url)) as session:
+            seen = view()
+            http = Http(session)
+            streams = observing.caches(
+                http, seen, Pools(http, TokenBucket(0, 0), Recorder(http, TokenBucket(0, 0)))
+            )
+            streams.start()
+            try:
+                await streams.wait_ready()
+                run_key, done_key, odd_key = keys
+                assert sorted(seen.pod_keys()) == sorted(keys)
+                assert list(seen.engine.pod_keys()) == [run_key]
+                assert seen.idle_labels == {done_key: "over-quota", odd_key: None}
+                assert [seen.held_label(k) for k in keys] == ["in-quota", "over-quota", None]
+                assert f"Pod {odd_key}" in seen.unreadable
+
+                await api.go_down()
+                for key in (done_key, odd_key):
+                    api.storage.remove(api.catalog.named("pods"), key)
+                api.compact()
+                await api.come_up()
+                await eventually(lambda: list(seen.pod_keys()) == [run_key], what="a relist")
+                assert seen.idle_labels == {} and f"Pod {odd_key}" not in seen.unreadable
+                assert seen.held_label(run_key) == "in-quota"
             finally:
                 await streams.stop()
