@@ -53,7 +53,7 @@ class Decoding:
         self._object: Decode | None = None  # None: events decoded whole
         if schema is not None:
             self._page = _fallback(msgspec.json.Decoder(_Page[schema]))  # type: ignore[valid-type]
-            self._object = _fallback(msgspec.json.Decoder(schema))
+            self._object = fields(schema)
 
     def page(self, data: bytes) -> dict[str, Any]:
         """A LIST's page: `metadata` and `items`."""
@@ -74,6 +74,12 @@ class Decoding:
 
 WHOLE = Decoding()
 """Objects decoded whole."""
+
+
+def fields(schema: type) -> Decode:
+    """One object (a write's answer, say) decoded into `schema`'s fields, or whole where they
+    do not fit."""
+    return _fallback(msgspec.json.Decoder(schema))
 
 
 def _fallback(typed: msgspec.json.Decoder[Any]) -> Decode:

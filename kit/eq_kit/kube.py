@@ -159,14 +159,16 @@ class Http:
         *,
         content_type: str = JSON,
         params: Mapping[str, str] | None = None,
+        decode: Decode = orjson.loads,
     ) -> dict[str, Any]:
-        """A write (POST, PUT, PATCH, DELETE) of a JSON body; the answer's JSON. An error
-        status raises `ApiError`; no answer, one of `TRANSPORT_ERRORS`."""
+        """A write (POST, PUT, PATCH, DELETE) of a JSON body; the answer's JSON (by `decode`:
+        whole, or the fields a reader needs, `decoding.fields`). An error status raises
+        `ApiError`; no answer, one of `TRANSPORT_ERRORS`."""
         timeout = aiohttp.ClientTimeout(total=WRITE_TIMEOUT)
         response = await self._call(method, path, params or {}, timeout, body, content_type)
         async with response:
             data = await response.read()
-        decoded = orjson.loads(data) if data else {}
+        decoded = decode(data) if data else {}
         return decoded if isinstance(decoded, dict) else {}
 
     async def get_json(

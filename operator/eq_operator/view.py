@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from eq_engine import (
     GroupStatus,
@@ -32,6 +32,29 @@ from eq_kit.caching import DISRUPTION_BUDGETS, QUOTAS, key_of
 from .logs import logger
 
 OWNED_ANNOTATIONS = (keys.RUNTIME, keys.REQUEST, keys.USED, keys.WAITING)
+
+
+class _Metadata(TypedDict, total=False):
+    labels: dict[str, str] | None
+    annotations: dict[str, str] | None
+
+
+class _Status(TypedDict, total=False):
+    used: Any
+
+
+class WrittenPod(TypedDict, total=False):
+    """What the writer reads of a pod it labelled (`held_label`): the answer is decoded into
+    these fields only, the rest of the pod skipped."""
+
+    metadata: _Metadata
+
+
+class WrittenQuota(TypedDict, total=False):
+    """What the writer reads of an ElasticQuota it wrote (`QuotaFields.of`)."""
+
+    metadata: _Metadata
+    status: _Status | None
 
 
 @dataclass(frozen=True, slots=True)

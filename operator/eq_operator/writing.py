@@ -39,6 +39,7 @@ from typing import Any
 from eq_engine import Pod
 from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 from eq_kit.caching import PODS, QUOTAS
+from eq_kit.decoding import Decode, fields
 from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http
 from eq_kit.throttling import TokenBucket, WorkQueue
 from eq_kit.workers import Lane, Pool
@@ -46,7 +47,10 @@ from eq_kit.workers import Lane, Pool
 from . import patches
 from .logs import logger
 from .metrics import Metrics
-from .view import ClusterView, QuotaFields, held_label
+from .view import ClusterView, QuotaFields, WrittenPod, WrittenQuota, held_label
+
+_POD_ANSWER = fields(WrittenPod)
+_QUOTA_ANSWER = fields(WrittenQuota)
 
 
 class Rank(enum.IntEnum):
@@ -200,7 +204,7 @@ class Writer:
         await self._attempt("ElasticQuota", name, queue, write)
 
     async def _patch(self, path: str, patch: Mapping[str, Any]) -> QuotaFields:
-        return QuotaFields.of(await self._send("PATCH", path, patch, Rank.GROUPS))
+        return QuotaFields.of(await self._send("PATCH", path, patch, Rank.GROUPS, _QUOTA_ANSWER))
 
     async def _write_status(self, path: str, wanted: QuotaFields, seen: QuotaFields) -> QuotaFields:
         """`status.used` as wanted, resources no longer used removed."""
@@ -236,7 +240,7 @@ class Writer:
         path = f"{PODS.url(pod.namespace)}/{pod.name}"
 
         async def write() -> None:
-            await self._send("PATCH", path, patch, Rank.LOOP)
+            await self._send("PATCH", path, patch, Rank.LOOP, _POD_ANSWER)
 
         return await self._attempt("Pod", pod.key, None, write)
 
@@ -245,7 +249,8 @@ class Writer:
         patch = patches.capacity_label(label)
 
         async def write() -> None:
-            body = await self._send("PATCH", f"{PODS.url(namespace)}/{name}", patch, Rank.LABELS)
+            path = f"{PODS.url(namespace)}/{name}"
+            body = await self._send("PATCH", path, patch, Rank.LABELS, _POD_ANSWER)
             held = held_label(body)
             self._view.label_written(key, held)
             if held != label:  # e.g. a mutating webhook took it off: again, after a pause
@@ -253,10 +258,13 @@ class Writer:
 
         await self._attempt("Pod", key, queue, write)
 
-    async def _send(self, method: str, path: str, body: Any, rank: Rank) -> dict[str, Any]:
+    async def _send(
+        self, method: str, path: str, body: Any, rank: Rank, decode: Decode
+    ) -> dict[str, Any]:
+        """`decode`: into the fields read of the answer."""
         await self._limiter.acquire(rank)
         try:
-            answer = await self._http.send(method, path, body, content_type=MERGE)
+            answer = await self._http.send(method, path, body, content_type=MERGE, decode=decode)
         except ApiError as error:
             self.progress = time.monotonic()  # answered, if with an error
             if error.status == 404:

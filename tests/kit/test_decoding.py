@@ -11,7 +11,8 @@ from typing import Any, TypedDict
 import orjson
 import pytest
 from eq_kit.caching import NODES, PODS, Caches, reflectors
-from eq_kit.decoding import Decoding
+from eq_kit.decoding import Decoding, fields
+from eq_kit.kube import MERGE
 
 from tests.apiserver import ApiServer
 from tests.kit.conftest import Recorder
@@ -115,3 +116,25 @@ def test_bad_json_raises_as_without_a_schema():
         Decoding(_Pod).page(b'{"items": [')
     with pytest.raises(orjson.JSONDecodeError):
         Decoding(_Pod).event(b'{"type": "ADDED", "object": ')
+
+
+async def test_a_writes_answer_is_decoded_into_the_readers_fields_or_whole_off_the_schema(
+    api, http
+):
+    odd = pod("odd")
+    odd["spec"]["priority"] = "high"
+    api.seed(pod("even", priority=3), odd)
+    patch = {"metadata": {"labels": {"written": "yes"}}}
+    answers = [
+        await http.send(
+            "PATCH",
+            f"/api/v1/namespaces/apps/pods/{name}",
+            patch,
+            content_type=MERGE,
+            decode=fields(_Pod),
+        )
+        for name in ("even", "odd")
+    ]
+    assert answers[0] == trimmed(api, "even", 3)
+    assert answers[0]["metadata"]["labels"]["written"] == "yes"
+    assert answers[1] == api.get("pods", "odd", "apps")  # whole: its reader judges it

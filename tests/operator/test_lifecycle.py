@@ -12,7 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.kube import EVENTS, LEASES, QUOTAS, store, stored
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually, start_operator, writes
-from tests.operator.test_accounting import converged, tree
+from tests.operator.test_accounting import actual, converged, tree
 from tests.realistic import koordinator_builtins
 from tests.waiting import consistently
 
@@ -233,6 +233,12 @@ async def test_probes_and_metrics(api, client, tmp_path):
         assert 'elastic_quota_api_request_duration_seconds_count{verb="PATCH"}' in page
         assert "elastic_quota_recompute_duration_seconds_count" in page
         assert 'elastic_quota_api_writes_total{kind="ElasticQuota",result="ok"}' in page
+        # each label written once, and read back from the server's answer as held
+        labels = sum(1 for label in actual(api)[1].values() if label is not None)
+        patched = sum(1 for r in api.journal if r[:2] == ("patch", "pods"))
+        assert patched == labels
+        assert f'elastic_quota_api_writes_total{{kind="Pod",result="ok"}} {labels}.0' in page
+        assert 'result="error"' not in page  # no write read back as not held, nor refused
         await client.delete(quota("sub-2", namespace="sub-2"))
 
         async def forgotten() -> bool:
