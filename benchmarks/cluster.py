@@ -8,6 +8,7 @@ same seed gives the same cluster.
 from __future__ import annotations
 
 import random
+import uuid
 from typing import Any
 
 P = "quota.scheduling.koordinator.sh/"
@@ -129,7 +130,7 @@ def pod(
         "metadata": {
             "name": name,
             "namespace": group,
-            "uid": f"{rng.getrandbits(64):016x}",
+            "uid": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
             "labels": {"app": "worker", "pod-template-hash": "5d8f7c9b6d"},
             "creationTimestamp": "2026-01-01T00:00:00Z",
             "ownerReferences": [

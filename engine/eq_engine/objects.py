@@ -6,12 +6,28 @@ fast path of `pods.py`); nothing here reads JSON.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from . import keys
 from .gangs import GangRef
 from .quantities import ResourceList
+
+
+def pack_uid(uid: str) -> str | bytes:
+    """A UID as the API server makes it (a UUID's lowercase text, 85 B as a string) as its 16
+    bytes (49 B): an engine holds one per pod. Any other text is kept as it is."""
+    if len(uid) != 36 or not uid[8] == uid[13] == uid[18] == uid[23] == "-":
+        return uid
+    digits = uid.replace("-", "")
+    if len(digits) != 32:
+        return uid
+    try:
+        packed = bytes.fromhex(digits)
+    except ValueError:
+        return uid
+    return packed if packed.hex() == digits else uid  # exactly the text `Pod.uid` gives back
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,8 +77,9 @@ class Pod:
 
     key: str
     """`namespace/name`."""
-    uid: str = field(compare=False)
-    """For Events about the pod; not part of what the accounting compares."""
+    packed_uid: str | bytes = field(compare=False)
+    """`metadata.uid` (`pack_uid`), for Events about the pod and its eviction (`uid`); not part
+    of what the accounting compares."""
     namespace: str
     quota_labels: tuple[str | None, str | None]
     """(`name`, `quota-name`) pod labels as written."""
@@ -96,6 +113,11 @@ class Pod:
     @property
     def name(self) -> str:
         return self.key[len(self.namespace) + 1 :]
+
+    @property
+    def uid(self) -> str:
+        packed = self.packed_uid
+        return packed if isinstance(packed, str) else str(uuid.UUID(bytes=packed))
 
     @property
     def terminal(self) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 from . import keys
 from .errors import ObjectError, QuantityError
 from .gangs import gang_of
-from .objects import Pod
+from .objects import Pod, pack_uid
 from .parsing import PodFields, pod_fields
 from .quantities import ResourceList, resource_list
 from .raw import RawPod
@@ -52,7 +52,7 @@ def _build(fields: PodFields, namespace: str, key: str | None = None) -> Pod:
     preemptible = labels.get(keys.PREEMPTIBLE)
     return Pod(
         key=key or sys.intern(f"{namespace}/{fields.name or fields.generate_name}"),
-        uid=fields.uid,
+        packed_uid=pack_uid(fields.uid),
         namespace=namespace,
         quota_labels=_labels(labels.get(keys.POD_QUOTA), labels.get(keys.POD_QUOTA_SEED)),
         preemptible_label=None if preemptible is None else sys.intern(preemptible),

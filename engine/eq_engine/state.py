@@ -149,7 +149,7 @@ class Store:
             # Nothing the accounting reads moved (the echo of a label written, a condition).
             # The pod kept is the one already held unless its uid or other labels moved: a
             # long-lived object replaced on every echo scatters the heap.
-            if old.pod.uid != pod.uid or old.pod.labels != pod.labels:
+            if old.pod.packed_uid != pod.packed_uid or old.pod.labels != pod.labels:
                 old.pod = pod
             return
         if pod.gated:

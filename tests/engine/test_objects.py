@@ -1,5 +1,9 @@
+import uuid
+
 import pytest
 from eq_engine import ObjectError, parse_node, parse_pod, parse_quota
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.manifests import P, node, pod, quota
 
@@ -127,3 +131,29 @@ def test_pod_phases():
     done = parse_pod(pod("p", phase="Succeeded"))
     assert (pending.scheduled, running.scheduled, done.scheduled) == (False, True, False)
     assert done.terminal and not running.terminal
+
+
+@given(
+    st.one_of(
+        st.uuids().map(str),
+        st.uuids().map(lambda u: str(u).upper()),
+        st.uuids().map(lambda u: u.hex),
+        st.text(max_size=40),
+        st.text(alphabet="0123456789abcdef- ", min_size=36, max_size=36),
+    )
+)
+def test_a_pods_uid_reads_back_exactly_as_written(uid):
+    raw = pod("p0")
+    raw["metadata"]["uid"] = uid
+    parsed = parse_pod(raw)
+    assert parsed.uid == uid
+    canonical = str(uuid.UUID(uid)) == uid if _uuid_like(uid) else False
+    assert isinstance(parsed.packed_uid, bytes) == canonical  # the API server's: 16 bytes
+
+
+def _uuid_like(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True

@@ -110,7 +110,7 @@ def strategies(odd: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
             "name": text,
             "generateName": text,
             "namespace": text,
-            "uid": text,
+            "uid": st.one_of(text, st.uuids().map(str), st.uuids().map(lambda u: str(u).upper())),
             "labels": optional(st.dictionaries(label_keys, text, max_size=4)),
             "annotations": optional(
                 st.dictionaries(st.sampled_from([keys.MIRROR, "x"]), text, max_size=2)

@@ -57,6 +57,13 @@ async def test_pods_wait_beyond_the_runtime_and_go_most_important_first(api, cli
             return {e["involvedObject"]["name"]: e["message"] for e in waiting}
 
         await eventually(lambda: set(messages()) == {"p0", "p2", "p4"}, what="3 Events")
+        # about the pod as `kubectl describe pod` finds them: by its uid too
+        uids = {p["metadata"]["name"]: p["metadata"]["uid"] for p in stored(api, PODS)}
+        about = {
+            e["involvedObject"]["name"]: e["involvedObject"]["uid"]
+            for e in events(api, "WaitingForQuota")
+        }
+        assert about == {name: uids[name] for name in ("p0", "p2", "p4")}
         assert (
             messages()["p2"]
             == "waiting for quota: team runtime cpu 2, used or admitted 2, this pod 1"
