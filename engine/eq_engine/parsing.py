@@ -86,7 +86,7 @@ class _Resources(_Model):
 
 
 class _Container(_Model):
-    resources: _Resources = _Resources()
+    resources: _Resources = Field(default_factory=_Resources)
     restart_policy: str | None = Field(None, alias="restartPolicy")
 
 
@@ -118,8 +118,8 @@ class _PodStatus(_Model):
 
 class _PodModel(_Model):
     metadata: _Metadata
-    spec: _PodSpec = _PodSpec()
-    status: _PodStatus = _PodStatus()
+    spec: _PodSpec = Field(default_factory=_PodSpec)
+    status: _PodStatus = Field(default_factory=_PodStatus)
 
 
 class _QuotaSpec(_Model):
@@ -133,8 +133,8 @@ class _QuotaStatus(_Model):
 
 class _QuotaModel(_Model):
     metadata: _Metadata
-    spec: _QuotaSpec = _QuotaSpec()
-    status: _QuotaStatus = _QuotaStatus()
+    spec: _QuotaSpec = Field(default_factory=_QuotaSpec)
+    status: _QuotaStatus = Field(default_factory=_QuotaStatus)
 
 
 class _NodeCondition(_Model):
@@ -153,7 +153,7 @@ class _NodeStatus(_Model):
 
 class _NodeModel(_Model):
     metadata: _Metadata
-    spec: _NodeSpec = _NodeSpec()
+    spec: _NodeSpec = Field(default_factory=_NodeSpec)
     status: _NodeStatus = _NodeStatus()
 
 
