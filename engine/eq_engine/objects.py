@@ -78,8 +78,8 @@ class Pod:
     key: str
     """`namespace/name`."""
     packed_uid: str | bytes = field(compare=False)
-    """`metadata.uid` (`pack_uid`), for Events about the pod and its eviction (`uid`); not part
-    of what the accounting compares."""
+    """`metadata.uid` (`pack_uid`), for Events about the pod, those about its eviction too
+    (`uid`); not part of what the accounting compares."""
     namespace: str
     quota_labels: tuple[str | None, str | None]
     """(`name`, `quota-name`) pod labels as written."""

@@ -154,7 +154,7 @@ class _NodeStatus(_Model):
 class _NodeModel(_Model):
     metadata: _Metadata
     spec: _NodeSpec = Field(default_factory=_NodeSpec)
-    status: _NodeStatus = _NodeStatus()
+    status: _NodeStatus = Field(default_factory=_NodeStatus)
 
 
 _Parsed = TypeVar("_Parsed", bound=_Model)

@@ -34,8 +34,11 @@ from .logs import logger
 OWNED_ANNOTATIONS = (keys.RUNTIME, keys.REQUEST, keys.USED, keys.WAITING)
 
 
-class _Metadata(TypedDict, total=False):
+class _Labels(TypedDict, total=False):
     labels: dict[str, str] | None
+
+
+class _Annotations(TypedDict, total=False):
     annotations: dict[str, str] | None
 
 
@@ -47,14 +50,18 @@ class WrittenPod(TypedDict, total=False):
     """What the writer reads of a pod it labelled (`held_label`): the answer is decoded into
     these fields only, the rest of the pod skipped."""
 
-    metadata: _Metadata
+    metadata: _Labels
 
 
 class WrittenQuota(TypedDict, total=False):
     """What the writer reads of an ElasticQuota it wrote (`QuotaFields.of`)."""
 
-    metadata: _Metadata
+    metadata: _Annotations
     status: _Status | None
+
+
+class Unread(TypedDict, total=False):
+    """An answer the writer does not read: every field skipped."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +196,8 @@ class ClusterView:
         self.dirty = True
 
     def pod_keys(self) -> Iterator[str]:
-        """Every pod the watch shows: those the engine holds, then the others."""
+        """Every pod the watch shows: those the engine holds, then the others. Live: use it up
+        before the next await (a copy would cost a set of 100,000 keys)."""
         yield from self.engine.pod_keys()
         yield from self.idle_labels
 

@@ -47,10 +47,11 @@ from eq_kit.workers import Lane, Pool
 from . import patches
 from .logs import logger
 from .metrics import Metrics
-from .view import ClusterView, QuotaFields, WrittenPod, WrittenQuota, held_label
+from .view import ClusterView, QuotaFields, Unread, WrittenPod, WrittenQuota, held_label
 
 _POD_ANSWER = fields(WrittenPod)
 _QUOTA_ANSWER = fields(WrittenQuota)
+_UNREAD = fields(Unread)
 
 
 class Rank(enum.IntEnum):
@@ -240,7 +241,7 @@ class Writer:
         path = f"{PODS.url(pod.namespace)}/{pod.name}"
 
         async def write() -> None:
-            await self._send("PATCH", path, patch, Rank.LOOP, _POD_ANSWER)
+            await self._send("PATCH", path, patch, Rank.LOOP, _UNREAD)
 
         return await self._attempt("Pod", pod.key, None, write)
 
