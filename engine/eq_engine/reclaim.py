@@ -179,6 +179,7 @@ def reclaims(
     leaving: Collection[str] = (),
     now: float = 0.0,
     min_runtime: float = 0.0,
+    only: str | None = None,
 ) -> dict[str, GroupReclaim]:
     """Each group whose used exceeds its runtime, with its reclaim decided on this state.
 
@@ -189,7 +190,8 @@ def reclaims(
     may go (`classification.running_units` labels it as a whole). A group whose plan has no
     victims is over its runtime but has nothing of its own left to evict. With `min_runtime`,
     a candidate that started less than that many seconds before `now` (a gang: any of its
-    pods) comes after every older one.
+    pods) comes after every older one. `only`: that group's plan alone (a round planning
+    again after each eviction need not plan every other group over its runtime).
     """
     store, accounts = engine.store, engine.accounting
     assert not store.tree_dirty
@@ -197,6 +199,8 @@ def reclaims(
     over = np.any((used > accounts.runtime) & accounts.has_runtime, axis=1)
     over[engine.tree.roots] = False
     over[SYSTEM] = False
+    if only is not None:  # (a group gone meanwhile has no plan)
+        over &= np.arange(len(over)) == engine.tree.index.get(only, -1)
     plans: dict[str, GroupReclaim] = {}
     width = len(accounts.names)
     budgets: dict[str, list[DisruptionBudget]] = {}

@@ -202,7 +202,7 @@ class Reclaimer:
         acted = False
         while attempts < self._settings.max_evictions:
             refresh()  # planned again on what the watch shows now, never on an older plan
-            plan = self._plans(leaving.union(self._evicted)).get(group)
+            plan = self._plans(leaving.union(self._evicted), only=group).get(group)
             if plan is None:
                 break
             tree = self._view.engine.status(group).tree  # for the metrics; it never changes
@@ -241,10 +241,15 @@ class Reclaimer:
                 self._metrics.gang_evictions.labels(group, tree).inc()
         return acted
 
-    def _plans(self, leaving: Collection[str]) -> dict[str, GroupReclaim]:
+    def _plans(self, leaving: Collection[str], only: str | None = None) -> dict[str, GroupReclaim]:
+        """Every group over its runtime, or `only` that one."""
         settings = self._settings
         return reclaims(
-            self._view.engine, leaving=leaving, now=time.time(), min_runtime=settings.min_runtime
+            self._view.engine,
+            leaving=leaving,
+            now=time.time(),
+            min_runtime=settings.min_runtime,
+            only=only,
         )
 
     def _report_kept(self, plan: GroupReclaim, refused: set[str]) -> None:

@@ -154,6 +154,26 @@ def test_borrower_returns_what_a_lender_asks_back_taking_only_over_quota_pods():
     assert reclaim_plan(engine) == {"borrower": ["apps/b4", "apps/b3", "apps/b2"]}
 
 
+def test_one_groups_plan_is_the_one_planned_with_every_other():
+    from eq_engine.reclaim import reclaims
+
+    objects = [
+        quota("lender", min={"cpu": 8}, max={"cpu": 10}),
+        quota("left", min={"cpu": 1}, max={"cpu": 10}),
+        quota("right", min={"cpu": 1}, max={"cpu": 10}),
+        pod("l1", quota="lender", node=None, cpu="8"),
+    ]
+    objects += [
+        pod(f"{side}{i}", quota=side, cpu="1") for side in ("left", "right") for i in (0, 1, 2)
+    ]
+    engine = run(*objects, capacity={"cpu": 10})
+    every = reclaims(engine)
+    assert set(every) == {"left", "right"}
+    assert reclaims(engine, only="right") == {"right": every["right"]}
+    assert reclaims(engine, only="lender") == {}  # within its runtime
+    assert reclaims(engine, only="gone") == {}
+
+
 def test_terminating_pods_count_as_returned_and_kept_pods_are_replaced():
     def borrower(*extra):
         objects = [quota("t", max={"cpu": 2})]
