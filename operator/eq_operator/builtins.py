@@ -12,7 +12,6 @@ soon as its caches are listed, trying again after a short backoff if the API ref
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -24,11 +23,7 @@ from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http
 from eq_kit.throttling import TokenBucket
 
 from .logs import logger
-from .view import ClusterView
-
-SHOWN_WITHIN = 3.0
-"""Seconds the leader waits for its watch to show the built-in groups it created."""
-SHOWN_POLL = 0.01
+from .view import ClusterView, until_shown
 
 
 def builtin_objects(config: EngineConfig) -> list[dict[str, Any]]:
@@ -97,15 +92,7 @@ class Builtins:
                 self._failed(name, error)
                 return
         self._retry.reset()
-        await self._shown()
-
-    async def _shown(self) -> None:
-        """Until the watch shows the groups (within a few seconds: a watch that is down does
-        not hold the loop; the groups then come later, with one more placing of the pods)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + SHOWN_WITHIN
-        while self.missing() and loop.time() < deadline:
-            await asyncio.sleep(SHOWN_POLL)
+        await until_shown(lambda: not self.missing())
 
     def _failed(self, name: str, error: Exception) -> None:
         now = self._clock()

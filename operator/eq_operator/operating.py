@@ -87,6 +87,8 @@ class Loop:
                     # before the recompute, which then counts them, rather than placing every
                     # pod a second time in a tree with a new root
                     await self._builtins.ensure()
+                    if not self._view.synced:  # the node pools' roots, for the first one
+                        await self._pools.ensure(wait=True)
                 await self.step()
                 acting = self.leading and self._view.synced
                 if acting:

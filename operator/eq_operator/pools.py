@@ -28,7 +28,7 @@ from eq_kit.throttling import TokenBucket
 
 from .events import Recorder
 from .logs import logger
-from .view import Ref
+from .view import Ref, until_shown
 
 _ROOT_ANNOTATIONS = (keys.TOTAL_RESOURCE, keys.UNSCHEDULABLE_RESOURCE)
 _RETIRED = {
@@ -136,10 +136,11 @@ class Pools:
 
     # ---------------------------------------------------------------- the leader's writes
 
-    async def ensure(self) -> None:
+    async def ensure(self, *, wait: bool = False) -> None:
         """Write every root that differs from what its profile makes now (leader only, caches
         listed), unless nothing moved since, or the last attempt failed less than a backoff
-        ago."""
+        ago. `wait`: then until the watch shows the roots as written (before the leader's first
+        computation, which then places every pod once, in trees that have their roots)."""
         if not self._dirty or not self._retry.due(self._clock()):
             return
         self._dirty = False
@@ -155,6 +156,13 @@ class Pools:
             self._failed(error)
             return
         self._retry.reset()
+        if wait and not self.settled:
+            await until_shown(lambda: all(map(self._held, wanted.roots)))
+
+    def _held(self, root: RootQuota) -> bool:
+        """Whether the watch shows the root as its profile makes it."""
+        existing = self._roots.get(root.ref)
+        return existing is not None and root_patch(root, existing) is None
 
     def _former_roots(self) -> list[tuple[str, Profile]]:
         """The roots a profile made under an earlier `quotaName`, with the profile: their total

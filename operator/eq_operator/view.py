@@ -7,9 +7,10 @@ not written again.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, cast
 
@@ -289,3 +290,18 @@ def _ref(body: Mapping[str, Any], api_version: str, kind: str) -> Ref:
 
 def _where(ref: Ref) -> str:
     return f"{ref.kind} {ref.namespace}/{ref.name}"
+
+
+SHOWN_WITHIN = 3.0
+"""Seconds the leader waits for its watch to show the groups it wrote before it computes."""
+SHOWN_POLL = 0.01
+
+
+async def until_shown(shown: Callable[[], bool]) -> None:
+    """Until `shown()` (the watch shows what was just written, so that the computation that
+    follows holds it and places every pod once), a few seconds at most: a watch that is down
+    does not hold the loop, and what was written then comes later, with one more placing."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + SHOWN_WITHIN
+    while not shown() and loop.time() < deadline:
+        await asyncio.sleep(SHOWN_POLL)

@@ -180,3 +180,28 @@ async def test_no_problem_is_reported_of_a_tree_whose_root_is_being_made(api, tm
         assert set(reported()) == {"stray"}, reported()
     finally:
         await operator.stop()
+
+
+async def test_the_roots_come_before_the_leaders_first_computation(api, tmp_path):
+    """On a first install the leader creates the pools' roots, and waits for its watch to show
+    them, before its first computation: no group's numbers are written before them (every pod
+    is placed once, in trees that have their roots)."""
+    store(api, gpu_node("a100-1", "a100"), gpu_node("v100-1", "v100"))
+    store(api, profile("a100"), profile("v100"))
+    # a slow first LIST of pods: the replica leads before its caches are in, as on a cluster
+    # of many pods
+    api.fault("GET", "pods", latency=1.0, times=1)
+    operator = await start_operator(tmp_path, api)
+    try:
+
+        def written() -> bool:
+            roots = total(api, "a100") is not None and total(api, "v100") is not None
+            return roots and ("patch", "elasticquotas", "") in api.journal
+
+        await eventually(written, what="the roots and the groups' first writes")
+        journal = list(api.journal)
+        creates = [i for i, r in enumerate(journal) if r[:2] == ("create", "elasticquotas")]
+        first_write = min(i for i, r in enumerate(journal) if r[:2] == ("patch", "elasticquotas"))
+        assert len(creates) == 5 and max(creates) < first_write  # 3 built-ins, 2 roots
+    finally:
+        await operator.stop()
