@@ -48,15 +48,10 @@ def _build(fields: PodFields, namespace: str, key: str | None = None) -> Pod:
     namespace = sys.intern(fields.namespace or namespace)
     if not fields.name and not fields.generate_name:
         raise ObjectError("Pod", f"{namespace}/", "metadata.name", "required (or generateName)")
-    labels = fields.labels
-    preemptible = labels.get(keys.PREEMPTIBLE)
     return Pod(
         key=key or sys.intern(f"{namespace}/{fields.name or fields.generate_name}"),
         packed_uid=pack_uid(fields.uid),
         namespace=namespace,
-        quota_labels=_labels(labels.get(keys.POD_QUOTA), labels.get(keys.POD_QUOTA_SEED)),
-        preemptible_label=None if preemptible is None else sys.intern(preemptible),
-        preemptible=preemptible != "false",
         priority=fields.priority,
         start_time=fields.start_time,
         node_name=sys.intern(fields.node_name),
@@ -64,11 +59,10 @@ def _build(fields: PodFields, namespace: str, key: str | None = None) -> Pod:
         phase=sys.intern(fields.phase),
         request=_shared(tuple(sorted(fields.request.items()))),
         scheduling_gates=_gates(tuple(map(sys.intern, fields.gates))) if fields.gates else (),
-        gate_opt_out=labels.get(keys.GATE_OPT_OUT) == "false",
         created=fields.created or 0.0,
         node_pinned=fields.controller_kind == "DaemonSet" or fields.mirror,
-        gang=gang_of(namespace, labels, fields.annotations, fields.scheduling_group),
-        labels=_shared_labels(_label_items(labels)),
+        gang=gang_of(namespace, fields.labels, fields.annotations, fields.scheduling_group),
+        labels=_shared_labels(_label_items(fields.labels)),
     )
 
 
@@ -84,11 +78,6 @@ def _label_items(labels: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
 @lru_cache(maxsize=1024)
 def _gates(names: tuple[str, ...]) -> tuple[str, ...]:
     return names
-
-
-@lru_cache(maxsize=1024)
-def _labels(label: str | None, seed_label: str | None) -> tuple[str | None, str | None]:
-    return (label, seed_label)
 
 
 @lru_cache(maxsize=65536)
