@@ -48,7 +48,7 @@ class _Status(TypedDict, total=False):
 
 
 class WrittenPod(TypedDict, total=False):
-    """What the writer reads of a pod it labelled (`held_label`): the answer is decoded into
+    """What the writer reads of a pod it labelled (`label_in`): the answer is decoded into
     these fields only, the rest of the pod skipped."""
 
     metadata: _Labels
@@ -175,7 +175,7 @@ class ClusterView:
     def observe_pod(self, body: Mapping[str, Any], key: str | None = None) -> None:
         """`key`: the cache's string for it (`key_of`), kept as the pod's key everywhere."""
         key = key_of(body) if key is None else key
-        held = held_label(body)
+        held = label_in(body)
         self.touched_pods.add(key)
         self.dirty = True
         try:
@@ -272,7 +272,7 @@ class ClusterView:
         self.news.append((ref, str(error)))
 
 
-def held_label(body: Mapping[str, Any]) -> str | None:
+def label_in(body: Mapping[str, Any]) -> str | None:
     """The `capacity` label the pod `body` holds (None: none). Interned: a label value is one
     of a few, and a string read from each pod's JSON would be kept for as long as the pod
     lives (75,000 labelled pods kept 8 MiB of copies of "in-quota")."""

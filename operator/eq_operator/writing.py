@@ -47,7 +47,7 @@ from eq_kit.workers import Lane, Pool
 from . import patches
 from .logs import logger
 from .metrics import Metrics
-from .view import ClusterView, QuotaFields, Unread, WrittenPod, WrittenQuota, held_label
+from .view import ClusterView, QuotaFields, Unread, WrittenPod, WrittenQuota, label_in
 
 _POD_ANSWER = fields(WrittenPod)
 _QUOTA_ANSWER = fields(WrittenQuota)
@@ -252,7 +252,7 @@ class Writer:
         async def write() -> None:
             path = f"{PODS.url(namespace)}/{name}"
             body = await self._send("PATCH", path, patch, Rank.LABELS, _POD_ANSWER)
-            held = held_label(body)
+            held = label_in(body)
             self._view.label_written(key, held)
             if held != label:  # e.g. a mutating webhook took it off: again, after a pause
                 raise NotHeld(f"Pod {key} does not hold the label written")

@@ -9,7 +9,7 @@ import orjson
 import pytest
 from eq_engine import keys, parse_pod
 from eq_operator import patches
-from eq_operator.view import QuotaFields, held_label
+from eq_operator.view import QuotaFields, label_in
 
 from tests.manifests import pod
 
@@ -53,19 +53,19 @@ def test_status_used_as_wanted_and_resources_no_longer_used_removed(
 def test_the_capacity_label_set_or_removed_and_read_back(label: str | None) -> None:
     patch = patches.capacity_label(label)
     assert patch == {"metadata": {"labels": {keys.CAPACITY: label}}}
-    assert held_label(patch) == label
+    assert label_in(patch) == label
 
 
 def test_an_answer_without_labels_holds_no_label() -> None:
-    assert held_label({"metadata": {"name": "p0"}}) is None
-    assert held_label({}) is None
+    assert label_in({"metadata": {"name": "p0"}}) is None
+    assert label_in({}) is None
 
 
 def test_a_label_read_is_the_one_string_of_its_value() -> None:
     """Every pod's label is kept for as long as the pod lives: one string, not one per pod."""
     first = orjson.loads(orjson.dumps(patches.capacity_label("in-quota")))
     second = orjson.loads(orjson.dumps(patches.capacity_label("in-quota")))
-    assert held_label(first) is held_label(second)
+    assert label_in(first) is label_in(second)
 
 
 @pytest.mark.parametrize(
