@@ -1,4 +1,4 @@
-from eq_engine import EngineConfig
+from eq_engine import EngineConfig, parse_quota
 
 from tests.manifests import P, pod, quota, run
 
@@ -98,6 +98,38 @@ def test_pod_in_a_parent_group_counts_there_and_is_reported():
     assert problems(engine) == [
         f"Pod apps/stray: metadata.labels[{P}name]: names a parent group ('dept'); "
         "pods belong in leaves"
+    ]
+
+
+def test_pods_alike_are_placed_alike_each_reported_and_placed_anew_on_a_new_tree():
+    """Pods of one namespace with the same labels go to one group (asked once per tree), but
+    a misleading label is reported for each pod, and a new tree places them all again."""
+    alike = {P + "name": "ghost"}
+    engine = run(
+        quota("dept", is_parent=True, min={"cpu": 4}, max={"cpu": 8}),
+        pod("stray-0", quota="dept"),
+        pod("stray-1", quota="dept"),
+        pod("lost-0", labels=alike),
+        pod("lost-1", labels=alike),
+    )
+    assert groups_of(engine) == {
+        "apps/stray-0": "dept",
+        "apps/stray-1": "dept",
+        "apps/lost-0": DEFAULT,
+        "apps/lost-1": DEFAULT,
+    }
+    assert sorted(p.split(":")[0] for p in problems(engine)) == [
+        "Pod apps/lost-0",
+        "Pod apps/lost-1",
+        "Pod apps/stray-0",
+        "Pod apps/stray-1",
+    ]
+    engine.set_quota(parse_quota(quota("ghost", max={"cpu": 8})))
+    engine.recompute()
+    assert groups_of(engine)["apps/lost-0"] == groups_of(engine)["apps/lost-1"] == "ghost"
+    assert sorted(p.split(":")[0] for p in problems(engine)) == [
+        "Pod apps/stray-0",
+        "Pod apps/stray-1",
     ]
 
 
