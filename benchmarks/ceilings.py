@@ -36,7 +36,9 @@ from pathlib import Path
 from benchmarks import budget, scale
 
 IDLE = 2.0
-"""Seconds the operator is left alone before a search, to measure its CPU when idle."""
+"""Seconds the operator is left alone before a search, to measure its CPU when idle: the least
+of four windows, as the first may still hold the tail of a restart's work (a restarted
+operator's first comparisons of every pod), which would count against every step."""
 KEPT_UP = 2.0
 """Seconds from the churn's last event within which every group must be right."""
 LATE = 0.05
@@ -80,9 +82,12 @@ Churn = Callable[[float, int], Awaitable[Step | None]]
 async def search(churn: Churn, first: float, bisections: int, pid: int) -> list[Step]:
     """Steps from `first`, doubled while kept up (halved while not, from the first), then
     `bisections` times between the highest rate kept up with and the lowest not."""
-    cpu = scale.process_cpu(pid)
-    await asyncio.sleep(IDLE)
-    idle = (scale.process_cpu(pid) - cpu) / IDLE
+    windows = []
+    for _ in range(4):
+        cpu = scale.process_cpu(pid)
+        await asyncio.sleep(IDLE / 4)
+        windows.append((scale.process_cpu(pid) - cpu) / (IDLE / 4))
+    idle = min(windows)
     print(f"    idle: {1000 * idle:.0f} ms of CPU a second", flush=True)
     steps: list[Step] = []
     kept = behind = None
