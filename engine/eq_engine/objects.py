@@ -18,9 +18,9 @@ from .quantities import ResourceList
 
 
 def pack_uid(uid: str) -> str | int:
-    """A UID as the API server makes it (a UUID's lowercase text, 85 B as a string) as the
-    128-bit number it spells (48 B): an engine holds one per pod. Any other text is kept as
-    it is."""
+    """A UID as the API server makes it (a UUID's lowercase text, 96 B of the heap as a
+    string) as the 128-bit number it spells (48 B): an engine holds one per pod. Any other
+    text is kept as it is."""
     if len(uid) != 36 or not uid[8] == uid[13] == uid[18] == uid[23] == "-":
         return uid
     digits = uid.replace("-", "")

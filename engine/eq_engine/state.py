@@ -35,8 +35,8 @@ class Member(msgspec.Struct, gc=False, eq=False):
     `request` is a tuple shared by every member with the same one (see `Store._place`): an
     engine holds every pod of the cluster, so a member must stay small, and what the engine
     knows of a pod lives here, in one map, not in one map per part. A msgspec struct out of
-    the garbage collector's sight, as `Pod` is (56 B, a dataclass 80 B); compared, and hashed
-    in the groups' maps, by identity.
+    the garbage collector's sight, as `Pod` is (64 B of the heap, a dataclass 80 B); compared,
+    and hashed in the groups' maps, by identity.
     """
 
     pod: Pod

@@ -245,9 +245,11 @@ class WorkQueue:
         return backoff.failures
 
     def done(self, key: str) -> None:
+        """The key leaves the queue. One its worker took costs nothing; one still in line (not
+        how workers end a key) is looked for along the line, a walk of every key due."""
         if key in self._taken:
             self._taken.discard(key)
-        elif key in self.pending:  # not how workers end a key: it may be in line (a walk)
+        elif key in self.pending:
             with contextlib.suppress(ValueError):
                 self._ready.remove(key)
         self.pending.pop(key, None)
