@@ -28,6 +28,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from eq_operator.settings import OperatorSettings
+
 from benchmarks import cluster
 from benchmarks.scale import ready, start
 from tests.apiserver import ApiServer
@@ -36,8 +38,8 @@ from tests.operator.test_accounting import actual, computed
 
 SHAPE = {"departments": 5, "teams": 4, "subteams": 4}
 PER_SUBTEAM = 25
-BURST = 100
-"""The operator's default `--api-burst`."""
+DEFAULTS = OperatorSettings()
+"""The operator's defaults: its `--api-qps` and `--api-burst` set the budget's pace."""
 LOOK = 0.05
 """Seconds between two looks at the objects (a look at 2,000 pods costs the emulator ~1 ms)."""
 
@@ -200,11 +202,11 @@ def main() -> None:
     parser.add_argument("--api-qps", type=float, default=None, help="default: the operator's")
     args = parser.parse_args()
     budget = "default budget" if args.api_qps is None else f"--api-qps {args.api_qps:g}"
-    qps = 50.0 if args.api_qps is None else args.api_qps
+    qps = DEFAULTS.api_qps if args.api_qps is None else args.api_qps
     for run_ in range(args.runs):
         r = asyncio.run(run(args.rate, args.seconds, args.api_qps))
         print(f"run {run_ + 1}: {r['group_count']} groups, 2,000 pods, {budget}")
-        pace = (2 * r["group_count"] + r["labelled"] - BURST) / qps
+        pace = (2 * r["group_count"] + r["labelled"] - DEFAULTS.api_burst) / qps
         print(
             f"  first labelling: {r['labelled']:,} pods, every label right after "
             f"{r['first_labels']:.1f} s (the budget's pace, (2G + N - burst) / qps: {pace:.1f} s;"
