@@ -125,7 +125,7 @@ class Pod(msgspec.Struct, frozen=True, gc=False):
 
     @property
     def preemptible(self) -> bool:
-        return self.labels.get(keys.PREEMPTIBLE) != "false"
+        return self.preemptible_label != "false"
 
     @property
     def gate_opt_out(self) -> bool:
