@@ -41,15 +41,15 @@ from typing import Any
 import aiohttp
 
 from benchmarks import cluster, pools
+from benchmarks.looking import TICK, Groups
 from tests.apiserver import ApiServer
 from tests.kube import write_kubeconfig
-from tests.operator.test_accounting import actual_groups, computed
+from tests.operator.test_accounting import computed
 from tests.paths import PYTHONPATH, REPO
 from tests.ports import free_port
 from tests.webhook.conftest import Certificates, start_webhook
 
 NODES = 5000
-TICK = 0.5  # seconds between the emulator's looks at its own objects (each costs it ~0.1 s)
 Expected = dict[str, dict[str, Any]]
 
 
@@ -114,6 +114,7 @@ def serve(pods: int, trees: int, conn: Connection) -> None:
         want: Expected
         want, want_roots, labelled = conn.recv()
         correct_at = labelled_at = first = roots_at = None
+        groups = Groups(want)
         next_look, deadline = 0.0, time.time() + 600
         while correct_at is None or labelled_at is None:
             if time.time() > deadline:  # the parent's recv then fails (EOFError)
@@ -125,12 +126,11 @@ def serve(pods: int, trees: int, conn: Connection) -> None:
                 first = (now, count)  # the first labels have come
             if labelled_at is None and count >= labelled:
                 labelled_at = now
-            if correct_at is None and now >= next_look:  # a look costs ~0.1 s: not too often
+            if correct_at is None and now >= next_look:
                 next_look = now + TICK
                 if roots_at is None and pools.actual_roots(api, set(want_roots)) == want_roots:
                     roots_at = now
-                have = actual_groups(api)
-                if roots_at and all(have.get(name) == fields for name, fields in want.items()):
+                if groups.right(api) and roots_at:
                     correct_at = now
         audit = pools.audit(api, want) if trees > 1 else {}
         conn.send((correct_at, first, labelled_at, roots_at, audit))
@@ -165,7 +165,10 @@ async def churn(
         return api.count("patch", "elasticquotas") + api.count("patch", "elasticquotas", "status")
 
     groups_base = group_writes()
+    groups = Groups(groups_after)
+    groups.right(api)  # the first look reads every quota: before the churn, not after it
     total = min(len(pending), int(rate * seconds))
+    cpu = time.process_time()
     start, done, backlog = time.perf_counter(), 0, 0
     while done < total:
         due = min(total, int((time.perf_counter() - start) * rate))
@@ -187,9 +190,9 @@ async def churn(
             backlog = max(backlog, total - (api.count("patch", "pods") - base))
             if api.count("patch", "pods") - base >= total:
                 drained, writes = now, group_writes() - groups_base
-        if right is None and now >= next_look:  # a look costs ~0.1 s: not too often
+        if right is None and now >= next_look:
             next_look += TICK  # due every TICK from the churn's end, not drifting
-            right = now if actual_groups(api) == groups_after else None
+            right = now if groups.right(api) else None
         await asyncio.sleep(0.01)
     assert drained is not None and right is not None
     return {
@@ -200,6 +203,8 @@ async def churn(
         "drain": drained - emitted,
         "groups": right - emitted,
         "backlog": backlog,
+        "seconds": max(drained, right),
+        "emulator_cpu": time.process_time() - cpu,
     }
 
 
@@ -281,8 +286,10 @@ async def run(
             result["hwm"] = rss_mib(operator.pid, "VmHWM")
             if last and churn_rate and labels_too:
                 after, _, _ = expected(pods, trees, bound=int(churn_rate * CHURN_SECONDS))
+                cpu = process_cpu(operator.pid)
                 receive.send(("churn", churn_rate, after, CHURN_SECONDS))
                 result["churn"] = await asyncio.to_thread(receive.recv)
+                result["churn"]["operator_cpu"] = process_cpu(operator.pid) - cpu
         finally:
             operator.send_signal(signal.SIGTERM)
             operator.wait(60)
@@ -382,6 +389,11 @@ def main() -> None:
             after = f"{c['groups']:.2f} s"
             show("  groups all right after the churn stopped", after, "target <= 2 s")
             show("  group writes meanwhile (annotations, status)", f"{c['group_writes']:,.0f} /s")
+            show(
+                "  CPU busy till then: operator / emulator",
+                f"{c['operator_cpu'] / c['seconds']:.0%} / {c['emulator_cpu'] / c['seconds']:.0%}",
+                "of one core each",
+            )
         if "webhook" in r:
             show(
                 "webhook: ready after / RSS",

@@ -128,7 +128,7 @@ class Schemas:
         schema = self.crds.get(resource.key)
         if schema is None:
             return
-        errors = _validate(obj, schema, "")
+        errors = _validate(obj, schema, "", _UNSET if old is None else old)
         if old is not None and errors:
             before = set(_validate(old, schema, ""))
             errors = [error for error in errors if error not in before]
@@ -144,6 +144,9 @@ class Schemas:
 
 FieldError = tuple[str, str]
 """A field error as its Error() reads (`spec.quotaName: Required value`), and its type."""
+
+_UNSET: Any = object()
+"""No stored value at this path (a create, or a field the update adds)."""
 
 
 def _child(path: str, key: str) -> str:
@@ -200,9 +203,13 @@ def _quoted(value: Any) -> str:
     return str(value) if isinstance(value, int | float) else json.dumps(value)
 
 
-def _validate(value: Any, schema: JSON, path: str) -> list[FieldError]:
+def _validate(value: Any, schema: JSON, path: str, old: Any = _UNSET) -> list[FieldError]:
     """kube-openapi's validation of `value` at `path` (`spec.nodeSelector.matchExpressions[0]`),
-    as apiextensions turns its errors into field errors."""
+    as apiextensions turns its errors into field errors. A value that is the stored object's
+    own at that path (`old`: patches and updates share what they leave alone) is not walked:
+    any error in it the stored object had too, and ratcheting lets those be."""
+    if value is old:
+        return []
     types = ["integer", "string"] if schema.get("x-kubernetes-int-or-string") else []
     if not types and schema.get("type"):
         types = [schema["type"]]
@@ -236,17 +243,20 @@ def _validate(value: Any, schema: JSON, path: str) -> list[FieldError]:
             errors.append((f"{path}: Invalid value: {_quoted(value)}: {detail}", ""))
     items = schema.get("items")
     if isinstance(value, list) and isinstance(items, dict):
+        before = old if isinstance(old, list) else ()
         for i, item in enumerate(value):
-            errors += _validate(item, items, f"{path}[{i}]")
+            was = before[i] if i < len(before) else _UNSET
+            errors += _validate(item, items, f"{path}[{i}]", was)
     if isinstance(value, dict):
+        stored = old if isinstance(old, dict) else {}
         properties = schema.get("properties") or {}
         extra = schema.get("additionalProperties")
         for key, item in value.items():
             if key not in properties and isinstance(extra, dict):
-                errors += _validate(item, extra, _child(path, key))
+                errors += _validate(item, extra, _child(path, key), stored.get(key, _UNSET))
         for key, sub in properties.items():
             if key in value:
-                errors += _validate(value[key], sub, _child(path, key))
+                errors += _validate(value[key], sub, _child(path, key), stored.get(key, _UNSET))
         for key in schema.get("required") or ():
             if key not in value:
                 errors.append((f"{_child(path, key)}: Required value", "FieldValueRequired"))

@@ -86,17 +86,19 @@ def actual(api: Any) -> tuple[dict[str, dict[str, Any]], dict[str, str | None]]:
 
 def actual_groups(api: Any) -> dict[str, dict[str, Any]]:
     """Every group's fields as its object holds them."""
-    groups = {}
-    for raw in stored(api, QUOTAS):
-        annotations = raw["metadata"].get("annotations") or {}
-        groups[raw["metadata"]["name"]] = {
-            **{
-                k: json.loads(annotations[k]) if k in annotations else None
-                for k in (keys.RUNTIME, keys.REQUEST, keys.USED)
-            },
-            "status.used": (raw.get("status") or {}).get("used"),
-        }
-    return groups
+    return {raw["metadata"]["name"]: group_fields(raw) for raw in stored(api, QUOTAS)}
+
+
+def group_fields(raw: dict[str, Any]) -> dict[str, Any]:
+    """A quota's annotations the operator writes (as JSON values) and its `status.used`."""
+    annotations = raw["metadata"].get("annotations") or {}
+    return {
+        **{
+            k: json.loads(annotations[k]) if k in annotations else None
+            for k in (keys.RUNTIME, keys.REQUEST, keys.USED)
+        },
+        "status.used": (raw.get("status") or {}).get("used"),
+    }
 
 
 def differences(api: Any) -> list[str]:
