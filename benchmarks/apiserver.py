@@ -19,6 +19,7 @@ from multiprocessing.synchronize import Event
 import aiohttp
 import orjson
 
+from benchmarks.emulator import collector_off
 from tests.apiserver import ApiServer
 from tests.manifests import pod
 
@@ -27,6 +28,8 @@ PATH = "/api/v1/pods"
 
 
 def serve(port_out: multiprocessing.connection.Connection, go: Event) -> None:
+    collector_off()
+
     async def main() -> None:
         api = ApiServer()
         api.seed(*(pod(f"p{i:06d}", namespace=f"ns{i % 50}") for i in range(PODS)))

@@ -31,6 +31,7 @@ from typing import Any
 from eq_operator.settings import OperatorSettings
 
 from benchmarks import cluster
+from benchmarks.emulator import collector_off
 from benchmarks.scale import ready, start
 from tests.apiserver import ApiServer
 from tests.kube import NODES, PODS, QUOTAS, stored
@@ -142,6 +143,7 @@ async def churn(api: ApiServer, rate: float, seconds: float, seed: int = 7) -> d
 def serve(conn: Connection) -> None:
     """The emulator: seeded, then timing the first labelling from the operator's start (told
     on `conn`), then a churn on each request `(rate, seconds, seed)`, its figures sent back."""
+    collector_off()
 
     async def main() -> None:
         api = ApiServer()

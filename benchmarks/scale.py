@@ -41,6 +41,7 @@ from typing import Any
 import aiohttp
 
 from benchmarks import cluster, pools
+from benchmarks.emulator import collector_off
 from benchmarks.looking import TICK, Groups
 from tests.apiserver import ApiServer
 from tests.kube import write_kubeconfig
@@ -98,6 +99,7 @@ def serve(pods: int, trees: int, conn: Connection) -> None:
     """The emulator: seeds the cluster, then reports (on `conn`) when every group was right
     (the roots too) and how the first labelling went (its first pod writes, its end), and runs
     churn on request, each binding pending pods that no churn has bound before."""
+    collector_off()
 
     async def main() -> None:
         quotas, pod_objects, nodes, profiles = objects(pods, trees)
