@@ -11,7 +11,7 @@ from .config import EngineConfig
 from .engine import QuotaEngine
 from .errors import ObjectError, QuantityError, QuotaError
 from .objects import Node, Pod, Quota, cluster_capacity
-from .parsing import parse_node, parse_quota
+from .parsing import QuotaReader, parse_node, parse_quota
 from .pods import parse_pod
 from .problems import Problem
 from .quantities import (
@@ -38,6 +38,7 @@ __all__ = [
     "Quota",
     "QuotaEngine",
     "QuotaError",
+    "QuotaReader",
     "ResourceList",
     "cluster_capacity",
     "format_quantity",

@@ -9,11 +9,12 @@ models are the rule for a pod too; `pods.py` adds a fast path that gives the sam
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
-from typing import Annotated, Any, NamedTuple, TypeVar
+from typing import Annotated, Any, Final, NamedTuple, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
@@ -213,6 +214,82 @@ def _resource_list_annotation(quota: _QuotaModel, key: str) -> ResourceList | No
         return resource_list(value)
     except QuantityError as error:
         raise _annotation_error(quota, key, str(error)) from None
+
+
+_READ_ANNOTATIONS: Final = (
+    keys.NAMESPACES,
+    keys.STRICT_MAX_KEYS,
+    keys.SHARED_WEIGHT,
+    keys.TOTAL_RESOURCE,
+)
+"""The annotations `parse_quota` reads: any other (the operator's own) leaves a group as it is."""
+
+_READ_METADATA: Final = tuple(
+    field.alias or name for name, field in _Metadata.model_fields.items() if name != "annotations"
+)
+
+
+class QuotaReader:
+    """`parse_quota` over a watch of the groups, remembering each group's last reading.
+
+    Every write of a group's annotations and status comes back as a watch event (the echo of
+    the operator's own writes). When the fields `parse_quota` reads are what they were but
+    for `status`, the last reading is kept, with `status.used` read again, instead of the whole
+    object being validated anew: a fifth of the time. Anything else is read by `parse_quota`,
+    which names the field it cannot read; only readings that succeeded are remembered."""
+
+    def __init__(self) -> None:
+        self._last: dict[tuple[str, str], tuple[tuple[Any, ...], Any, Quota]] = {}
+
+    def read(self, raw: RawElasticQuota) -> Quota:
+        settings = _settings(raw)
+        if settings is None:
+            return parse_quota(raw)
+        where, status = (settings[0], settings[1]), raw.get("status")
+        last = self._last.get(where)
+        if last is not None and last[0] == settings:
+            if last[1] == status:
+                return last[2]
+            used = _status_used(status)
+            if used is not None:
+                quota = dataclasses.replace(last[2], used=used)
+                self._last[where] = (settings, status, quota)
+                return quota
+        quota = parse_quota(raw)
+        self._last[where] = (settings, status, quota)
+        return quota
+
+    def forget(self, namespace: str, name: str) -> None:
+        self._last.pop((namespace, name), None)
+
+
+def _settings(raw: RawElasticQuota) -> tuple[Any, ...] | None:
+    """What `parse_quota` reads of `raw` but its status, namespace and name first; None when
+    not plainly shaped (left to `parse_quota`)."""
+    metadata = raw.get("metadata") if isinstance(raw, dict) else None
+    if not isinstance(metadata, dict):
+        return None
+    namespace, name = metadata.get("namespace"), metadata.get("name")
+    annotations = metadata.get("annotations") or {}
+    if type(namespace) is not str or type(name) is not str or not isinstance(annotations, dict):
+        return None
+    if any(type(value) is not str for value in annotations.values()):
+        return None
+    return (
+        namespace,
+        name,
+        *(metadata.get(key) for key in _READ_METADATA),
+        *(annotations.get(key) for key in _READ_ANNOTATIONS),
+        raw.get("spec"),
+    )
+
+
+def _status_used(status: Any) -> ResourceList | None:
+    """`status.used` as `parse_quota` reads it; None if it cannot (it then says why)."""
+    try:
+        return _QuotaStatus.model_validate({} if status is None else status).used
+    except ValidationError:
+        return None
 
 
 def parse_quota(raw: RawElasticQuota) -> Quota:

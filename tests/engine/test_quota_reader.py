@@ -1,0 +1,135 @@
+"""`QuotaReader` reads a watch of groups as `parse_quota` reads each object, and reads the echo
+of the operator's own writes from memory."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from eq_engine import ObjectError, QuotaReader, keys, parse_quota
+from eq_engine import parsing as parsing_module
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests import realistic
+
+OURS = (keys.RUNTIME, keys.REQUEST, keys.USED, keys.WAITING, keys.LAST_RECLAIM)
+READ = (keys.NAMESPACES, keys.STRICT_MAX_KEYS, keys.SHARED_WEIGHT, keys.TOTAL_RESOURCE)
+QUANTITIES = st.sampled_from(["4", "500m", "8Gi", "1.5", 3, "lots", "-2", None])
+ANNOTATION_TEXT = st.sampled_from(
+    ['{"cpu":"4"}', '["team-a"]', '["cpu"]', "{not json", "[1]", '{"cpu":"lots"}', ""]
+)
+
+
+def base() -> dict[str, Any]:
+    return realistic.elastic_quota(
+        "team-a",
+        "quotas",
+        parent="dept",
+        min={"cpu": "4", "memory": "8Gi"},
+        max={"cpu": "8", "memory": "16Gi"},
+        status={"used": {"cpu": "2", "memory": "1Gi"}},
+    )
+
+
+def _annotations(body: dict[str, Any]) -> dict[str, Any]:
+    annotations: dict[str, Any] = body["metadata"].setdefault("annotations", {})
+    return annotations
+
+
+def edit_annotation(keys_: tuple[str, ...], values: st.SearchStrategy[Any]) -> Any:
+    def apply(body: dict[str, Any], key: str, value: Any) -> None:
+        if value is None:
+            _annotations(body).pop(key, None)
+        else:
+            _annotations(body)[key] = value
+
+    return st.tuples(st.just(apply), st.sampled_from(keys_), values)
+
+
+def _set_used(body: dict[str, Any], name: str, amount: Any) -> None:
+    status = body.get("status")
+    used = status.get("used") if isinstance(status, dict) else None
+    body["status"] = {"used": {**(used if isinstance(used, dict) else {}), name: amount}}
+
+
+def _set_status(body: dict[str, Any], _: str, status: Any) -> None:
+    body["status"] = status
+
+
+def _set_min(body: dict[str, Any], name: str, amount: Any) -> None:
+    body["spec"]["min"] = {**body["spec"].get("min", {}), name: amount}
+
+
+def _set_label(body: dict[str, Any], key: str, value: Any) -> None:
+    body["metadata"]["labels"] = {**body["metadata"].get("labels", {}), key: value}
+
+
+def _set_meta(body: dict[str, Any], key: str, value: Any) -> None:
+    body["metadata"][key] = value
+
+
+EDITS = st.one_of(
+    edit_annotation(OURS, st.sampled_from(['{"cpu":"4"}', "3", None])),
+    edit_annotation(READ, st.one_of(ANNOTATION_TEXT, st.none())),
+    edit_annotation(("team", "kubectl.kubernetes.io/last-applied-configuration"), st.just("x")),
+    edit_annotation(("team",), st.just(5)),  # not a string: only the full reading may judge
+    st.tuples(st.just(_set_used), st.sampled_from(["cpu", "memory"]), QUANTITIES),
+    st.tuples(st.just(_set_status), st.just(""), st.sampled_from([None, {}, "x", {"used": 4}])),
+    st.tuples(st.just(_set_min), st.sampled_from(["cpu", "pods"]), QUANTITIES),
+    st.tuples(
+        st.just(_set_label),
+        st.sampled_from([keys.PARENT, keys.IS_PARENT, "team"]),
+        st.sampled_from(["dept", "other", "true"]),
+    ),
+    st.tuples(
+        st.just(_set_meta),
+        st.sampled_from(["resourceVersion", "creationTimestamp", "uid"]),
+        st.sampled_from(["2026-11-27T03:00:00Z", "yesterday", "42"]),
+    ),
+)
+
+
+def outcome(read: Callable[[Any], Any], body: dict[str, Any]) -> tuple[Any, ...]:
+    try:
+        quota = read(body)
+    except ObjectError as error:
+        return ("unreadable", str(error))
+    return ("read", quota, quota.used)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(EDITS, min_size=1, max_size=12))
+def test_a_watch_of_one_group_reads_as_each_object_alone(edits: list[Any]) -> None:
+    """Each object the watch brings (a new dict, as decoded) reads as `parse_quota` reads it:
+    the same group with the same `status.used`, or the same error."""
+    reader, body = QuotaReader(), base()
+    assert outcome(reader.read, body) == outcome(parse_quota, body)
+    for apply, key, value in edits:
+        body = copy.deepcopy(body)
+        apply(body, key, value)
+        assert outcome(reader.read, body) == outcome(parse_quota, body)
+
+
+def test_the_echo_of_a_write_is_read_from_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    reader, body = QuotaReader(), base()
+    first = reader.read(body)
+
+    def refused(raw: Any) -> Any:
+        raise AssertionError("validated again")
+
+    monkeypatch.setattr(parsing_module, "parse_quota", refused)
+    echo = copy.deepcopy(body)
+    _annotations(echo)[keys.RUNTIME] = '{"cpu":"4"}'
+    echo["metadata"]["resourceVersion"] = "900"
+    assert reader.read(echo) is first
+    status_echo = copy.deepcopy(echo)
+    status_echo["status"] = {"used": {"cpu": "3"}}
+    read = reader.read(status_echo)
+    assert read == first and read.used == {"cpu": 3000}
+    # A group forgotten (deleted) is validated anew when it comes back.
+    reader.forget("quotas", "team-a")
+    with pytest.raises(AssertionError, match="validated again"):
+        reader.read(status_echo)
