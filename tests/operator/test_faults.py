@@ -79,6 +79,11 @@ def report(fault: str, seconds: float, requests: int) -> None:
     print(f"\n{fault}: converged {seconds:.2f}s after the fault ended, {requests} requests")
 
 
+FAULT = 1.6
+"""Seconds of a fault: longer than the four attempts writes once had (1.4 s), and ended before
+the attempt 1.75 s after the first (0.25 s doubling): the test waits out no more backoff."""
+
+
 @pytest.mark.parametrize(
     "fault",
     [{"status": 500}, {"status": 409}, {"drop": True}],
@@ -88,15 +93,15 @@ async def test_writes_refused_for_seconds_are_written_once_the_api_takes_them(ap
     """A fault longer than the old four attempts (1.4 s): the writes stay pending."""
     async with settled(api) as op:
         before = op.requests()
-        api.fault("PATCH", "elasticquotas", seconds=3, **fault)
-        api.fault("PATCH", "pods", seconds=3, **fault)
-        ends = time.monotonic() + 3
+        api.fault("PATCH", "elasticquotas", seconds=FAULT, **fault)
+        api.fault("PATCH", "pods", seconds=FAULT, **fault)
+        ends = time.monotonic() + FAULT
         api.seed(pod("p3", cpu="1"), pod("p4", cpu="1"))
         await op.converged(
             lambda: holds(api, "team", {"cpu": "5"}) and labelled(api), "convergence"
         )
         seconds = time.monotonic() - ends
-        report(f"PATCH {fault} for 3 s", seconds, op.requests() - before)
+        report(f"PATCH {fault} for {FAULT} s", seconds, op.requests() - before)
         assert seconds < 6.0
 
 

@@ -77,15 +77,15 @@ async def lender_comes_back(client: Any) -> float:
 async def test_the_borrower_returns_its_least_important_pods_after_the_delay(api, client, tmp_path):
     store(api, *borrowing())
     evictions = Evictions(api, client)
-    operator = await start_operator(tmp_path, api, "--reclaim-delay", "2")
+    operator = await start_operator(tmp_path, api, "--reclaim-delay", "1")
     try:
         came_back = await lender_comes_back(client)
         await eventually(lambda: len(evictions.names) >= 3, what="three evictions")
         assert evictions.names == ["b4", "b3", "b2"]  # least important first, as many as needed
-        assert evictions.times[0] - came_back >= 2.0  # not before the delay
+        assert evictions.times[0] - came_back >= 1.0  # not before the delay
         await fits(api)
         await consistently(  # used <= runtime now: nothing more, for a whole delay
-            lambda: evictions.names == ["b4", "b3", "b2"], seconds=2.0, what="three evictions"
+            lambda: evictions.names == ["b4", "b3", "b2"], seconds=1.0, what="three evictions"
         )
         remaining = sorted(
             p["metadata"]["name"]
