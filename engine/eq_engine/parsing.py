@@ -10,12 +10,14 @@ models are the rule for a pod too; `pods.py` adds a fast path that gives the sam
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
 from typing import Annotated, Any, Final, NamedTuple, TypeVar
 
+import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from . import keys
@@ -235,37 +237,45 @@ class QuotaReader:
     Every write of a group's annotations and status comes back as a watch event (the echo of
     the operator's own writes). When the fields `parse_quota` reads are what they were but
     for `status`, the last reading is kept, with `status.used` read again, instead of the whole
-    object being validated anew: a fifth of the time. Anything else is read by `parse_quota`,
-    which names the field it cannot read; only readings that succeeded are remembered."""
+    object being validated anew: in a third of the time (two thirds when the status moved).
+    Anything else is read by `parse_quota`, which names the field it cannot read; only
+    readings that succeeded are remembered. What is remembered of the fields (and of the
+    status) is a digest, not the fields: the object
+    is freed once read, as it would be without the reader."""
 
     def __init__(self) -> None:
-        self._last: dict[tuple[str, str], tuple[tuple[Any, ...], Any, Quota]] = {}
+        self._last: dict[tuple[str, str], tuple[bytes, bytes, Quota]] = {}
 
     def read(self, raw: RawElasticQuota) -> Quota:
-        settings = _settings(raw)
-        if settings is None:
+        found = _settings(raw)
+        if found is None:
             return parse_quota(raw)
-        where, status = (settings[0], settings[1]), raw.get("status")
+        where, settings = found
+        status = raw.get("status")
+        seen = _digest(status)
         last = self._last.get(where)
         if last is not None and last[0] == settings:
-            if last[1] == status:
+            if last[1] == seen:
                 return last[2]
             used = _status_used(status)
             if used is not None:
                 quota = dataclasses.replace(last[2], used=used)
-                self._last[where] = (settings, status, quota)
+                self._last[where] = (settings, seen, quota)
                 return quota
         quota = parse_quota(raw)
-        self._last[where] = (settings, status, quota)
+        self._last[where] = (settings, seen, quota)
         return quota
 
     def forget(self, namespace: str, name: str) -> None:
         self._last.pop((namespace, name), None)
 
 
-def _settings(raw: RawElasticQuota) -> tuple[Any, ...] | None:
-    """What `parse_quota` reads of `raw` but its status, namespace and name first; None when
-    not plainly shaped (left to `parse_quota`)."""
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+def _settings(raw: RawElasticQuota) -> tuple[tuple[str, str], bytes] | None:
+    """The group's namespace and name, and a digest of what `parse_quota` reads of `raw` but
+    its status; None when not plainly shaped (left to `parse_quota`)."""
     metadata = raw.get("metadata") if isinstance(raw, dict) else None
     if not isinstance(metadata, dict):
         return None
@@ -275,20 +285,35 @@ def _settings(raw: RawElasticQuota) -> tuple[Any, ...] | None:
         return None
     if any(type(value) is not str for value in annotations.values()):
         return None
-    return (
+    read = (
         namespace,
         name,
         *(metadata.get(key) for key in _READ_METADATA),
         *(annotations.get(key) for key in _READ_ANNOTATIONS),
         raw.get("spec"),
     )
+    return (namespace, name), _digest(read)
+
+
+def _digest(value: Any) -> bytes:
+    """16 bytes of BLAKE2b over `value`'s JSON: equal for equal values, and for no others
+    that will ever be met."""
+    return hashlib.blake2b(_ENCODER.encode(value), digest_size=16).digest()
 
 
 def _status_used(status: Any) -> ResourceList | None:
-    """`status.used` as `parse_quota` reads it; None if it cannot (it then says why)."""
+    """`status.used` as `_QuotaStatus` reads it (absent or null: none); None if it cannot
+    (`parse_quota` then says why)."""
+    if status is None:
+        return {}
+    if not isinstance(status, Mapping):
+        return None
+    used = status.get("used")
+    if used is None:
+        return {}
     try:
-        return _QuotaStatus.model_validate({} if status is None else status).used
-    except ValidationError:
+        return _quantities(used)
+    except ValueError:  # not a map, or a bad quantity
         return None
 
 

@@ -134,7 +134,7 @@ class ClusterView:
     reclaim_stamps: dict[str, str] = field(default_factory=dict)
     """Group name to its `last-reclaim` annotation, where it has one (reclaiming.py)."""
     quota_reader: QuotaReader = field(default_factory=QuotaReader)
-    """Reads the groups' objects, their writes' echoes at a fifth of the cost."""
+    """Reads the groups' objects; the echoes of our writes to them mostly from memory."""
 
     news: list[tuple[Ref, str]] = field(default_factory=list)
     """Objects found unreadable since the loop last reported them (an Event each)."""
