@@ -240,8 +240,8 @@ class QuotaReader:
     object being validated anew: in a third of the time (two thirds when the status moved).
     Anything else is read by `parse_quota`, which names the field it cannot read; only
     readings that succeeded are remembered. What is remembered of the fields (and of the
-    status) is a digest, not the fields: the object
-    is freed once read, as it would be without the reader."""
+    status) is a digest, not the fields: the object is freed once read, as without the
+    reader. Each group costs about 400 B: its digests and its last reading."""
 
     def __init__(self) -> None:
         self._last: dict[tuple[str, str], tuple[bytes, bytes, Quota]] = {}
