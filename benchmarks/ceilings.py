@@ -35,10 +35,16 @@ from pathlib import Path
 
 from benchmarks import budget, scale
 
-IDLE = 2.0
-"""Seconds the operator is left alone before a search, to measure its CPU when idle: the least
-of four windows, as the first may still hold the tail of a restart's work (a restarted
-operator's first comparisons of every pod), which would count against every step."""
+IDLE = 0.5
+"""Seconds of each window in which the operator's CPU is measured before a search, left alone.
+Its CPU when idle is the least window once one is quiet (`QUIET`), or after `SETTLE` seconds:
+a restarted operator on 100,000 pods is still listing and comparing every pod for several
+seconds (100 ms of CPU a second in four windows right after it), which would count against
+every step."""
+QUIET = 0.03
+"""CPU seconds a second under which the operator is at rest (it is at 0-10 ms when it is)."""
+SETTLE = 30.0
+"""Seconds at most spent waiting for a quiet window."""
 KEPT_UP = 2.0
 """Seconds from the churn's last event within which every group must be right."""
 LATE = 0.05
@@ -82,10 +88,11 @@ Churn = Callable[[float, int], Awaitable[Step | None]]
 async def search(churn: Churn, first: float, bisections: int, pid: int) -> list[Step]:
     """Steps from `first`, doubled while kept up (halved while not, from the first), then
     `bisections` times between the highest rate kept up with and the lowest not."""
-    windows = []
-    for _ in range(4):
+    windows: list[float] = []
+    deadline = time.perf_counter() + SETTLE
+    while len(windows) < 4 or (min(windows) > QUIET and time.perf_counter() < deadline):
         cpu, started = scale.process_cpu(pid), time.perf_counter()
-        await asyncio.sleep(IDLE / 4)
+        await asyncio.sleep(IDLE)
         windows.append((scale.process_cpu(pid) - cpu) / (time.perf_counter() - started))
     idle = min(windows)  # /proc counts in 10 ms ticks: within 0.02 s a second of the truth
     print(f"    idle: {1000 * idle:.0f} ms of CPU a second", flush=True)
