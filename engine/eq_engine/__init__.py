@@ -11,7 +11,7 @@ from .config import EngineConfig
 from .engine import QuotaEngine
 from .errors import ObjectError, QuantityError, QuotaError
 from .objects import Node, Pod, Quota, cluster_capacity
-from .parsing import QuotaReader, parse_node, parse_quota
+from .parsing import parse_node, parse_quota
 from .pods import parse_pod
 from .problems import Problem
 from .quantities import (
@@ -23,6 +23,7 @@ from .quantities import (
     parse_quantity,
     to_canonical,
 )
+from .quota_reader import QuotaReader
 from .status import Changes, GroupStatus
 
 __all__ = [

@@ -9,15 +9,12 @@ models are the rule for a pod too; `pods.py` adds a fast path that gives the sam
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
 from typing import Annotated, Any, Final, NamedTuple, TypeVar
 
-import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from . import keys
@@ -231,78 +228,30 @@ _READ_METADATA: Final = tuple(
 )
 
 
-class QuotaReader:
-    """`parse_quota` over a watch of the groups, remembering each group's last reading.
-
-    Every write of a group's annotations and status comes back as a watch event (the echo of
-    the operator's own writes). When the fields `parse_quota` reads are what they were but
-    for `status`, the last reading is kept, with `status.used` read again, instead of the whole
-    object being validated anew: in a third of the time (two thirds when the status moved).
-    Anything else is read by `parse_quota`, which names the field it cannot read; only
-    readings that succeeded are remembered. What is remembered of the fields (and of the
-    status) is a digest, not the fields: the object is freed once read, as without the
-    reader. Each group costs about 400 B: its digests and its last reading."""
-
-    def __init__(self) -> None:
-        self._last: dict[tuple[str, str], tuple[bytes, bytes, Quota]] = {}
-
-    def read(self, raw: RawElasticQuota) -> Quota:
-        found = _settings(raw)
-        if found is None:
-            return parse_quota(raw)
-        where, settings = found
-        status = raw.get("status")
-        seen = _digest(status)
-        last = self._last.get(where)
-        if last is not None and last[0] == settings:
-            if last[1] == seen:
-                return last[2]
-            used = _status_used(status)
-            if used is not None:
-                quota = dataclasses.replace(last[2], used=used)
-                self._last[where] = (settings, seen, quota)
-                return quota
-        quota = parse_quota(raw)
-        self._last[where] = (settings, seen, quota)
-        return quota
-
-    def forget(self, namespace: str, name: str) -> None:
-        self._last.pop((namespace, name), None)
-
-
-_ENCODER: Final = msgspec.json.Encoder()
-
-
-def _settings(raw: RawElasticQuota) -> tuple[tuple[str, str], bytes] | None:
-    """The group's namespace and name, and a digest of what `parse_quota` reads of `raw` but
-    its status; None when not plainly shaped (left to `parse_quota`)."""
+def quota_settings(raw: RawElasticQuota) -> tuple[Any, ...] | None:
+    """What `parse_quota` reads of `raw` but its status, its namespace and name first; None
+    when not plainly shaped (only `parse_quota` may judge it)."""
     metadata = raw.get("metadata") if isinstance(raw, dict) else None
     if not isinstance(metadata, dict):
         return None
     namespace, name = metadata.get("namespace"), metadata.get("name")
-    annotations = metadata.get("annotations") or {}
+    annotations = metadata.get("annotations")
+    annotations = {} if annotations is None else annotations
     if type(namespace) is not str or type(name) is not str or not isinstance(annotations, dict):
         return None
     if any(type(value) is not str for value in annotations.values()):
         return None
-    read = (
+    return (
         namespace,
         name,
         *(metadata.get(key) for key in _READ_METADATA),
         *(annotations.get(key) for key in _READ_ANNOTATIONS),
         raw.get("spec"),
     )
-    return (namespace, name), _digest(read)
 
 
-def _digest(value: Any) -> bytes:
-    """16 bytes of BLAKE2b over `value`'s JSON: equal for equal values, and for no others
-    that will ever be met."""
-    return hashlib.blake2b(_ENCODER.encode(value), digest_size=16).digest()
-
-
-def _status_used(status: Any) -> ResourceList | None:
-    """`status.used` as `_QuotaStatus` reads it (absent or null: none); None if it cannot
+def status_used(status: Any) -> ResourceList | None:
+    """`status.used` as `parse_quota` reads it (absent or null: none); None if it cannot
     (`parse_quota` then says why)."""
     if status is None:
         return {}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from eq_engine import ObjectError, QuotaReader, keys, parse_quota
-from eq_engine import parsing as parsing_module
+from eq_engine import quota_reader as reader_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,7 +35,9 @@ def base() -> dict[str, Any]:
 
 
 def _annotations(body: dict[str, Any]) -> dict[str, Any]:
-    annotations: dict[str, Any] = body["metadata"].setdefault("annotations", {})
+    if not isinstance(body["metadata"].get("annotations"), dict):
+        body["metadata"]["annotations"] = {}
+    annotations: dict[str, Any] = body["metadata"]["annotations"]
     return annotations
 
 
@@ -60,15 +62,25 @@ def _set_status(body: dict[str, Any], _: str, status: Any) -> None:
 
 
 def _set_min(body: dict[str, Any], name: str, amount: Any) -> None:
-    body["spec"]["min"] = {**body["spec"].get("min", {}), name: amount}
+    spec = body["spec"] if isinstance(body.get("spec"), dict) else {}
+    lowest = spec.get("min")
+    body["spec"] = {**spec, "min": {**(lowest if isinstance(lowest, dict) else {}), name: amount}}
 
 
 def _set_label(body: dict[str, Any], key: str, value: Any) -> None:
-    body["metadata"]["labels"] = {**body["metadata"].get("labels", {}), key: value}
+    labels = body["metadata"].get("labels")
+    body["metadata"]["labels"] = {**(labels if isinstance(labels, dict) else {}), key: value}
 
 
 def _set_meta(body: dict[str, Any], key: str, value: Any) -> None:
     body["metadata"][key] = value
+
+
+def _set_spec(body: dict[str, Any], key: str, value: Any) -> None:
+    if key:
+        body["spec"] = {**(body["spec"] if isinstance(body.get("spec"), dict) else {}), key: value}
+    else:
+        body["spec"] = value
 
 
 EDITS = st.one_of(
@@ -80,14 +92,32 @@ EDITS = st.one_of(
     st.tuples(st.just(_set_status), st.just(""), st.sampled_from([None, {}, "x", {"used": 4}])),
     st.tuples(st.just(_set_min), st.sampled_from(["cpu", "pods"]), QUANTITIES),
     st.tuples(
+        st.just(_set_spec),
+        st.sampled_from(["max", "extra", ""]),
+        st.sampled_from([None, "x", {}, {"cpu": "8"}, {"cpu": 1}, {"cpu": 1.0}, {"cpu": True}]),
+    ),
+    st.tuples(
+        st.just(_set_status), st.just(""), st.sampled_from([{"used": None}, {"used": {"cpu": 1}}])
+    ),
+    st.tuples(st.just(_set_status), st.just(""), st.just({"used": {"cpu": 1.0}})),
+    st.tuples(
         st.just(_set_label),
         st.sampled_from([keys.PARENT, keys.IS_PARENT, "team"]),
         st.sampled_from(["dept", "other", "true"]),
     ),
     st.tuples(
         st.just(_set_meta),
-        st.sampled_from(["resourceVersion", "creationTimestamp", "uid"]),
+        st.sampled_from(
+            ["resourceVersion", "creationTimestamp", "deletionTimestamp", "uid", "generateName"]
+        ),
         st.sampled_from(["2026-11-27T03:00:00Z", "yesterday", "42"]),
+    ),
+    st.tuples(
+        st.just(_set_meta),
+        st.sampled_from(["annotations", "labels", "ownerReferences", "name", "namespace"]),
+        st.sampled_from(
+            [None, [], "", 0, False, {}, {"team": 5}, [{"kind": "X", "controller": True}], "b"]
+        ),
     ),
 )
 
@@ -120,7 +150,7 @@ def test_the_echo_of_a_write_is_read_from_memory(monkeypatch: pytest.MonkeyPatch
     def refused(raw: Any) -> Any:
         raise AssertionError("validated again")
 
-    monkeypatch.setattr(parsing_module, "parse_quota", refused)
+    monkeypatch.setattr(reader_module, "parse_quota", refused)
     echo = copy.deepcopy(body)
     _annotations(echo)[keys.RUNTIME] = '{"cpu":"4"}'
     echo["metadata"]["resourceVersion"] = "900"
