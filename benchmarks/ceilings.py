@@ -38,9 +38,9 @@ from benchmarks import budget, scale
 IDLE = 0.5
 """Seconds of each window in which the operator's CPU is measured before a search, left alone.
 Its CPU when idle is the least window once one is quiet (`QUIET`), or after `SETTLE` seconds:
-a restarted operator on 100,000 pods is still listing and comparing every pod for several
-seconds (100 ms of CPU a second in four windows right after it), which would count against
-every step."""
+an operator restarted with the budget may still be writing, at its pace, labels its
+predecessor left due (100 ms of CPU a second in four windows right after it on 100,000 pods),
+which would count against every step."""
 QUIET = 0.03
 """CPU seconds a second under which the operator is at rest (it is at 0-10 ms when it is)."""
 SETTLE = 30.0
@@ -49,7 +49,7 @@ KEPT_UP = 2.0
 """Seconds from the churn's last event within which every group must be right."""
 LATE = 0.05
 """How late a look due at KEPT_UP may start and still count: the emulator looks between its
-other work (at 2,000 pods every 0.05 s; at 100,000 pods every 0.5 s, each look ~0.1 s)."""
+other work (at 2,000 pods every 0.05 s; at 100,000 pods every `looking.TICK`, 0.1 s)."""
 BUDGETS = (("rate limit off", ("--api-qps", "0")), ("default budget", ()))
 
 

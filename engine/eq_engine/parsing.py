@@ -251,18 +251,11 @@ def quota_settings(raw: RawElasticQuota) -> tuple[Any, ...] | None:
 
 
 def status_used(status: Any) -> ResourceList | None:
-    """`status.used` as `parse_quota` reads it (absent or null: none); None if it cannot
+    """`status.used` as `parse_quota` reads it, by the same model; None if it cannot
     (`parse_quota` then says why)."""
-    if status is None:
-        return {}
-    if not isinstance(status, Mapping):
-        return None
-    used = status.get("used")
-    if used is None:
-        return {}
     try:
-        return _quantities(used)
-    except ValueError:  # not a map, or a bad quantity
+        return _QuotaStatus.model_validate({} if status is None else status).used
+    except ValidationError:
         return None
 
 

@@ -3,7 +3,7 @@
 Every write of a group's annotations and status comes back as a watch event. When the fields
 `parse_quota` reads are what they were but for `status`, the last reading is kept, with
 `status.used` read again, instead of the whole object being validated anew: in a third of the
-time (two thirds when the status moved). Anything else is read by `parse_quota`, which names
+time (four fifths when the status moved). Anything else is read by `parse_quota`, which names
 the field it cannot read; only readings that succeeded are remembered.
 """
 
