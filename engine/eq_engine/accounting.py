@@ -13,7 +13,8 @@ which pod is in which group is `state.py`'s, and what the numbers are shown as i
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 
@@ -107,28 +108,27 @@ class Accounting:
         width = len(self.names)
         return slice(block * width, (block + 1) * width)
 
-    def count(self, group: int, pod: Pod, request: Sequence[int], sign: int = 1) -> None:
+    def count(self, group: int, pod: Pod, request: tuple[int, ...], sign: int = 1) -> None:
         """Add a pod's `request` (on the columns) to its group's own sums; sign -1 takes it
         away. It counts in used once scheduled, in the non-preemptible blocks if it is so."""
         self.add(group, request, pod.scheduled, not pod.preemptible, sign)
 
     def add(
-        self, group: int, request: Sequence[int], scheduled: bool, locked: bool, times: int
+        self, group: int, request: tuple[int, ...], scheduled: bool, locked: bool, times: int
     ) -> None:
         """`times` pods alike (negative: taken away): `request` each, scheduled or not,
         non-preemptible (`locked`) or not."""
-        share = list(request)
-        zero = [0] * len(share)
-        row = np.array(
-            share
-            + (share if scheduled else zero)
-            + (share if locked else zero)
-            + (share if locked and scheduled else zero),
-            dtype=np.int64,
-        )
         # Multiplied in int64, as `times` additions of one pod would sum (a Python product of
         # amounts near LIMIT could exceed int64, which numpy refuses to convert).
-        self.own[group] += row * times
+        self.own[group] += _row(request, scheduled, locked) * times
+
+    def add_all(self, alike: Mapping[tuple[int, tuple[int, ...], bool, bool], int]) -> None:
+        """`add` for each (group, request, scheduled, locked) its number of times, at once."""
+        if not alike:
+            return
+        rows = np.array([_row(*key[1:]) for key in alike], dtype=np.int64)
+        times = np.fromiter(alike.values(), np.int64, len(alike))
+        np.add.at(self.own, [key[0] for key in alike], rows * times[:, None])
 
     def _by_depth(self, groups: Iterable[int]) -> dict[int, set[int]]:
         depth = self._depths
@@ -273,3 +273,16 @@ class Accounting:
             if moved_rows:  # their own children's split reruns, if they have any
                 rerun.setdefault(depth + 1, set()).update(moved_rows)
         return changed, shifted_min
+
+
+@functools.lru_cache(maxsize=4096)
+def _row(request: tuple[int, ...], scheduled: bool, locked: bool) -> Amounts:
+    """One pod's row of sums: its request in each block it counts in. Shared by the pods of
+    a workload (alike), so never changed in place."""
+    share = list(request)
+    zero = [0] * len(share)
+    used = share if scheduled else zero
+    blocks = share + used + (share if locked else zero) + (used if locked else zero)
+    row = np.array(blocks, dtype=np.int64)
+    row.flags.writeable = False
+    return row

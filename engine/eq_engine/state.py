@@ -219,8 +219,7 @@ class Store:
             pod = member.pod
             self.members[member.group][member] = None
             alike[member.group, member.request, pod.scheduled, not pod.preemptible] += 1
-        for (group, request, scheduled, locked), times in alike.items():
-            accounts.add(group, request, scheduled, locked, times)
+        accounts.add_all(alike)
 
     def resettle(self, accounts: Accounting) -> None:
         """The same tree with new numbers: the pods keep their groups and request vectors (the
