@@ -74,7 +74,7 @@ class OperatorSettings:
     api_burst: int = 100
     """Writes that may go at once before `api_qps` paces them (kube-scheduler's default)."""
     write_workers: int = 16
-    """Writes in flight at once; three in four take ElasticQuota writes first, the rest pod
-    labels first.
+    """Writes in flight at once; all but one take ElasticQuota writes first, that one pod labels
+    first.
 
     A round trip is mostly waiting, so a few overlap well."""

@@ -135,10 +135,12 @@ class Writer:
 
     def start(self) -> None:
         """Start the workers unless they run; they stay, waiting for work, until `clear`.
-        Three in four take groups first and the rest pods first, each the other kind when its
+        All but one take groups first, and that one pods first, each the other kind when its
         own has nothing due: without a budget, the groups (a bounded set, each coalesced) get
-        most of what the server answers while labels are due, and the labels never less than
-        a quarter; with one, the groups also go first for the tokens (`Rank`). Until every
+        most of what the server answers while labels are due (a quarter of the workers taking
+        labels first left them seconds behind under a churn that kept the operator's CPU busy),
+        and the labels never less than one worker's round trips; with a budget, the groups also
+        go first for the tokens (`Rank`). Until every
         group has been taken once (a new leader's first comparison of all), every worker takes
         groups first: a first install has every group's numbers right before it labels."""
         if self._pool.running:
@@ -147,7 +149,7 @@ class Writer:
         groups = Lane("ElasticQuota", self.groups, self._group_write, Rank.GROUPS)
         catching_up = dataclasses.replace(groups, only_while=self._catching_up)
         pods = Lane("Pod", self.pods, self._pod_write, Rank.LABELS)
-        for_pods = min(self._workers - 1, max(1, self._workers // 4))
+        for_pods = min(self._workers - 1, 1)
         for_groups = self._workers - for_pods
         self._pool.start([((groups, pods), for_groups), ((catching_up, pods, groups), for_pods)])
 
@@ -285,7 +287,7 @@ class Writer:
         try:
             await write()
         except Gone:
-            self._metrics.writes.labels(kind, "gone").inc()
+            self._metrics.count_write(kind, "gone")
             if queue is not None:
                 queue.failed(key)
             return False
@@ -300,7 +302,7 @@ class Writer:
             self._failed(kind, key, queue, repr(error), 0.0)
             return False
         self._unreachable.reset()
-        self._metrics.writes.labels(kind, "ok").inc()
+        self._metrics.count_write(kind, "ok")
         if queue is not None:
             failures = queue.again(key)
             if failures:
@@ -322,7 +324,7 @@ class Writer:
     ) -> None:
         """Count and log the failure (a pending object only its first, with the traceback
         where `trace`: a bug), and back the object off."""
-        self._metrics.writes.labels(kind, "error").inc()
+        self._metrics.count_write(kind, "error")
         failures = None if queue is None else queue.failed(key, retry_after)
         level = logging.ERROR if trace else logging.WARNING
         if failures is None:
