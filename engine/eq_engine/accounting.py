@@ -73,6 +73,12 @@ class Accounting:
 
         self.request_keys: list[list[bool]] = has_max.tolist()
         """A pod's request counts on its group's max keys (all of them: unlimited groups)."""
+        shapes: dict[tuple[bool, ...], int] = {}
+        self.request_shape: list[int] = [
+            shapes.setdefault(tuple(keys), len(shapes)) for keys in self.request_keys
+        ]
+        """The same number for groups of the same `request_keys`: a pod's vector is the same in
+        each."""
         self.ceiling: Mask = ceiling
         """Clip to max: bounded groups on their max keys (never the built-ins)."""
         self.max: Amounts = matrix(amounts(g.max, names) for g in groups)

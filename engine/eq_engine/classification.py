@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Sequence
 
+import numpy as np
+
 from .integers import Amounts
 from .keys import IN_QUOTA, OVER_QUOTA
 from .objects import Pod
@@ -91,17 +93,27 @@ class Labels:
         self.over_quota = [0] * groups
 
     def relabel(
-        self, groups: Iterable[int], members: Sequence[Collection[Member]], effective_min: Amounts
+        self,
+        groups: Iterable[int],
+        members: Sequence[Collection[Member]],
+        effective_min: Amounts,
+        used: Amounts,
     ) -> dict[str, str | None]:
         """Decide again the labels of the pods of `groups` (`members` per group, on the
-        accounting's columns); return the ones that changed, and the removals of the labels of
-        pods that finished since the last call."""
+        accounting's columns, and `used`, the sum of their scheduled pods' requests); return the
+        ones that changed, and the removals of the labels of pods that finished since the last
+        call."""
+        # A group whose scheduled pods all fit in its min has them all in-quota, in any order:
+        # its running sums never exceed the last, requests being never negative.
+        fit: list[bool] = np.all(used <= effective_min, axis=1).tolist()
         changes: dict[str, str | None] = {}
         for group in groups:
             own = members[group]
             labels: dict[str, str | None]
             if group == SYSTEM:  # outside quota: no label
                 labels = {m.pod.key: None for m in own if m.pod.scheduled}
+            elif fit[group]:
+                labels = {m.pod.key: IN_QUOTA for m in own if m.pod.scheduled}
             else:
                 units = running_units(own)
                 fits = fits_in_min((unit_request(u) for u in units), effective_min[group].tolist())

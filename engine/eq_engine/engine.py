@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 
 from . import checks
-from .accounting import Accounting, columns
+from .accounting import USED, Accounting, columns
 from .budgets import DisruptionBudget
 from .classification import Labels, importance
 from .config import EngineConfig
@@ -209,7 +209,7 @@ class QuotaEngine:
         touched |= moved
         classified = store.dirty_members | shifted
         store.clean()
-        labels = self._labels.relabel(classified, store.members, accounts.effective_min)
+        labels = self._relabel(classified)
         return Changes(groups=self._publish(touched | classified), pod_labels=labels)
 
     def _rebuild(self) -> Changes:
@@ -223,7 +223,7 @@ class QuotaEngine:
         accounts.refresh_requests(None)
         accounts.refresh_runtime(everything, capacity=capacity, total_changed=True)
         store.clean()
-        labels = self._labels.relabel(everything, store.members, accounts.effective_min)
+        labels = self._relabel(everything)
         removed = self._publisher.prune(accounts)
         return Changes(groups=self._publish(everything), removed_groups=removed, pod_labels=labels)
 
@@ -244,8 +244,14 @@ class QuotaEngine:
         shifted = (accounts.effective_min != old.effective_min).any(axis=1)
         classified = {int(g) for g in shifted.nonzero()[0]} | store.dirty_members
         store.clean()
-        labels = self._labels.relabel(classified, store.members, accounts.effective_min)
+        labels = self._relabel(classified)
         return Changes(groups=self._publish(everything), pod_labels=labels)
+
+    def _relabel(self, groups: set[int]) -> dict[str, str | None]:
+        store = self._store
+        accounts = store.accounts
+        used = accounts.own[:, accounts.block(USED)]
+        return self._labels.relabel(groups, store.members, accounts.effective_min, used)
 
     def _publish(self, groups: set[int]) -> tuple[GroupStatus, ...]:
         return self._publisher.publish(groups, self._store.accounts, self._labels.over_quota)

@@ -236,8 +236,8 @@ class Store:
         self, member: Member, seen: dict[tuple[int, int], tuple[int, ...]] | None = None
     ) -> None:
         """Put the pod in its group, with its request on the group's columns. `seen`: the
-        vectors made so far by (group, request dict), while no pod leaves (pods of a workload
-        share one request dict, `pods._shared`)."""
+        vectors made so far by (the group's `request_shape`, request dict), while no pod leaves
+        (pods of a workload share one request dict, `pods._shared`)."""
         accounts = self.accounts
         group, problem = accounts.tree.group_of(member.pod)
         if problem is None:
@@ -246,7 +246,8 @@ class Store:
             self.pod_problems[member.pod.key] = problem
         member.group = group
         request = member.pod.request
-        made = None if seen is None else seen.get((group, id(request)))
+        shape = accounts.request_shape[group]
+        made = None if seen is None else seen.get((shape, id(request)))
         if made is not None:
             member.request = made
             return
@@ -259,7 +260,7 @@ class Store:
             self._vectors = {}
         member.request = self._vectors.setdefault(vector, vector)
         if seen is not None:
-            seen[group, id(request)] = member.request
+            seen[shape, id(request)] = member.request
 
     def _count(self, member: Member, sign: int) -> None:
         self.accounts.count(member.group, member.pod, member.request, sign)
