@@ -93,6 +93,14 @@ class Metrics:
             ["kind", "result"],
             registry=r,
         )
+        self.pending_writes = Gauge(
+            "elastic_quota_writes_pending",
+            "Objects of a kind waiting to be compared with what the engine wants and written "
+            "if they differ (a write that failed included, until it is made): under the write "
+            "budget, the labels' backlog.",
+            ["kind"],
+            registry=r,
+        )
         self.gang_wait = Histogram(
             "elastic_quota_gang_wait_seconds",
             "Time from a gang's first pod's creation to the operator lifting the gang's gates.",

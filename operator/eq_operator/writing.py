@@ -98,6 +98,8 @@ class Writer:
         self._limiter, self._workers, self._clock = limiter, workers, clock
         self.groups, self.pods = self._queue(), self._queue()
         """Objects to compare and maybe write, with their backoff (new ones: due now)."""
+        metrics.pending_writes.labels("ElasticQuota").set_function(lambda: len(self.groups))
+        metrics.pending_writes.labels("Pod").set_function(lambda: len(self.pods))
         self._unreachable = Backoff(FIRST_RETRY, LAST_RETRY)
         """Failures in a row to reach the API server: no write is sent before its end."""
         self._status_subresource: bool | None = None

@@ -249,6 +249,37 @@ async def test_probes_and_metrics(api, client, tmp_path):
         await operator.stop()
 
 
+async def test_the_writes_pending_are_exported(api, tmp_path):
+    """Under a small budget the labels wait behind the groups, and /metrics says how many;
+    they are none once every label is written."""
+    store(api, *tree())
+    operator = await start_operator(tmp_path, api, "--api-qps", "8", "--api-burst", "1")
+    try:
+
+        async def pending() -> dict[str, float]:
+            page = (await operator.get("/metrics"))[1]
+            (family,) = (
+                f
+                for f in text_string_to_metric_families(page)
+                if f.name == "elastic_quota_writes_pending"
+            )
+            return {s.labels["kind"]: s.value for s in family.samples}
+
+        async def labels_wait() -> bool:
+            return (await pending())["Pod"] > 0
+
+        await eventually(labels_wait, what="labels waiting for the budget")
+        assert not converged(api)
+
+        async def none() -> bool:
+            return await pending() == {"ElasticQuota": 0, "Pod": 0}
+
+        await eventually(none, what="no write pending")
+        assert converged(api)
+    finally:
+        await operator.stop()
+
+
 def pool(tree_id: str, cpu: int, *members: dict[str, Any]) -> list[dict[str, Any]]:
     """A node pool's tree: its root (named `tree_id`, total `cpu`, as made from an
     ElasticQuotaProfile) and `members`, each labelled into the tree."""
