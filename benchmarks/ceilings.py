@@ -33,14 +33,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
+
 from benchmarks import budget, scale
 
 IDLE = 0.5
 """Seconds of each window in which the operator's CPU is measured before a search, left alone.
 Its CPU when idle is the least window once one is quiet (`QUIET`), or after `SETTLE` seconds:
-an operator restarted with the budget may still be writing, at its pace, labels its
-predecessor left due (100 ms of CPU a second in four windows right after it on 100,000 pods),
-which would count against every step."""
+right after a restart it may still be finishing its start-up, which would count against every
+step. (Its predecessor leaves no write due: it is stopped once none is pending, `settled`.)"""
 QUIET = 0.03
 """CPU seconds a second under which the operator is at rest (it is at 0-10 ms when it is)."""
 SETTLE = 30.0
@@ -153,10 +155,32 @@ async def both_budgets(
                     await first()
                 print(f"  {name}:", flush=True)
                 results[name] = await search(churn, rate, bisections, operator.pid)
+                await settled(probes)
             finally:
                 operator.send_signal(signal.SIGTERM)
                 operator.wait(60)
     return results
+
+
+async def settled(probes: str, timeout: float = 600) -> None:
+    """Until the operator has no write pending (its `elastic_quota_writes_pending`): a search's
+    last step ends when as many labels as binds were written, while labels of pods that the
+    binds moved across their group's min may still be due, and an operator restarted after
+    it would write them at its budget's pace while its CPU at rest is measured."""
+    deadline = time.time() + timeout
+    async with aiohttp.ClientSession() as session:
+        while time.time() < deadline:
+            async with session.get(probes + "/metrics") as response:
+                page = await response.text()
+            (family,) = (
+                f
+                for f in text_string_to_metric_families(page)
+                if f.name == "elastic_quota_writes_pending"
+            )
+            if not any(sample.value for sample in family.samples):
+                return
+            await asyncio.sleep(0.1)
+    raise TimeoutError(f"writes still pending after {timeout} s")
 
 
 SECONDS = {"creates": 3.0, "binds": 1.5}

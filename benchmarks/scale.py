@@ -293,16 +293,22 @@ def main() -> None:
             pools.report(r["audit"], r["roots"], show)
         if "churn" in r:
             c = r["churn"]
+            # On 10,000 pods the pending pods run out within a second: the targets are those
+            # of a sustained churn on 100,000 (issue 26's).
+            ran_out = c["bound"] < int(args.churn * CHURN_SECONDS)
+            sustained = big and not ran_out
+            seconds = c["bound"] / c["offered"]
+            short = f" (the pending pods ran out after {seconds:.1f} s)" if ran_out else ""
             show(
                 f"churn: {c['bound']:,.0f} pods bound at",
                 f"{c['offered']:,.0f} /s",
-                "each a watch event that needs a label write",
+                "each a watch event that needs a label write" + short,
             )
             show("  kept up: bound pods labelled", f"{c['kept_up']:,.0f} /s")
             show(
                 "  pod watch events in (binds, label echoes)",
                 f"{2 * c['kept_up']:,.0f} /s",
-                "target >= 3,000 /s",
+                "target >= 3,000 /s" * sustained,
             )
             show(
                 "  lag: largest backlog (in seconds of churn)",
@@ -310,7 +316,7 @@ def main() -> None:
             )
             show("  labels all written after the churn stopped", f"{c['drain']:.2f} s")
             after = f"{c['groups']:.2f} s"
-            show("  groups all right after the churn stopped", after, "target <= 2 s")
+            show("  groups all right after the churn stopped", after, "target <= 2 s" * sustained)
             show("  group writes meanwhile (annotations, status)", f"{c['group_writes']:,.0f} /s")
             show(
                 "  CPU busy till then: operator / emulator",
