@@ -101,6 +101,9 @@ async def serve(
 
     @kopf.on.startup(registry=registry)
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
+        # Kopf serves no resource here (the caches follow the objects): its scan of the
+        # cluster's API groups and its watch of the CRDs would be work, and a grant, for nothing.
+        settings.scanning.disabled = True
         # Nothing here waits for the API server: a replica started during an outage serves
         # its probes and follows the Lease from the first second, and its caches fill (and the
         # leader creates the built-in groups) as soon as the server answers.
