@@ -150,12 +150,15 @@ async def test_unreadable_objects_are_reported_and_the_rest_is_computed(api, tmp
     # Off the schema the cache decodes pods into: its LIST page is decoded whole.
     odd_pod = pod("odd-pod", namespace="team-a", cpu="1")
     odd_pod["spec"]["priority"] = "high"
+    odd_node = node("odd-node", cpu="4")  # off the nodes' schema too
+    odd_node["status"]["conditions"] = "Ready"
     store(
         api,
         *tree(),
         bad_quota,
         bad_pod,
         odd_pod,
+        odd_node,
         quota("orphan", parent="ghost", max={"cpu": 4}),
         quota("loop-a", parent="loop-b", is_parent=True, max={"cpu": 4}),
         quota("loop-b", parent="loop-a", is_parent=True, max={"cpu": 4}),
@@ -173,12 +176,13 @@ async def test_unreadable_objects_are_reported_and_the_rest_is_computed(api, tmp
             }
 
         await eventually(
-            lambda: {"broken", "broken-pod", "odd-pod"} <= set(reported()),
+            lambda: {"broken", "broken-pod", "odd-pod", "odd-node"} <= set(reported()),
             what="Events about the unreadable objects",
         )
         assert "spec.min: 'lots': not a Kubernetes quantity" in reported()["broken"]
         assert "'two': not a Kubernetes quantity" in reported()["broken-pod"]
         assert "spec.priority: Input should be a valid integer" in reported()["odd-pod"]
+        assert "status.conditions: Input should be a valid list" in reported()["odd-node"]
         orphan = next(o for o in stored(api, QUOTAS) if o["metadata"]["name"] == "orphan")
         assert json.loads(orphan["metadata"]["annotations"][keys.REQUEST]) == {"cpu": "0"}
 
