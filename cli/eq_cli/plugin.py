@@ -70,7 +70,7 @@ async def read_cluster(kubeconfig: str | None) -> Objects:
     cluster serves it (the kit's optional kinds: a LIST answered 404, a CRD not installed, is
     none). A 403 on the budgets, the profiles or the PodGroups is a note, not a failure: the
     engine judges without them."""
-    from eq_engine.raw import RawPod
+    from eq_engine.raw import SCHEMAS
     from eq_kit.caching import (
         DISRUPTION_BUDGETS,
         NODES,
@@ -81,7 +81,7 @@ async def read_cluster(kubeconfig: str | None) -> Objects:
         Reflector,
         pod_groups,
     )
-    from eq_kit.decoding import WHOLE, Decoding
+    from eq_kit.decoding import Decoding
     from eq_kit.kube import ApiError, Http
 
     from .kubeclient import connect
@@ -98,7 +98,7 @@ async def read_cluster(kubeconfig: str | None) -> Objects:
     try:
         for kind, parse in kinds:
             try:
-                decoding = Decoding(RawPod) if kind is PODS else WHOLE  # pods: the fields read
+                decoding = Decoding(SCHEMAS.get(kind.name))  # pods, nodes: the fields read
                 reader = _Reader(objects, parse)
                 await Reflector(Http(api), kind, reader, decoding=decoding).snapshot()
             except ApiError as error:

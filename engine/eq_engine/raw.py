@@ -5,15 +5,15 @@ only what the engine reads; anything else an object holds is ignored. A `Raw*` t
 parser reads, not that the object holds it: JSON is unchecked, so `parsing.py` (and the fast
 path of `pods.py`) check every field they read and name the one that does not fit.
 
-`RawPod` is also the schema the operator's cache decodes pods into (`eq_kit.decoding`): a
-field of a pod the engine reads and this does not name is not there to read. A test holds it
-to the full validation's models.
+`RawPod` and `RawNode` are also the schemas the caches decode pods and nodes into (`SCHEMAS`,
+`eq_kit.decoding`): a field the engine reads and these do not name is not there to read. Tests
+hold them to the full validation's models.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TypedDict
+from typing import Final, TypedDict
 
 RawResourceList = Mapping[str, str | int | float]
 """Resource name to quantity as written: `"500m"`, `"2Gi"`, `4`."""
@@ -111,3 +111,8 @@ class RawNode(TypedDict, total=False):
     metadata: RawMeta
     spec: RawNodeSpec
     status: RawNodeStatus
+
+
+SCHEMAS: Final[Mapping[str, type]] = {"Pod": RawPod, "Node": RawNode}
+"""By kind: the objects the caches decode into just the fields read (`eq_kit.decoding`), the
+many (pods) and the large (a node's status lists its images). The others are read whole."""

@@ -4,8 +4,8 @@ Not Kopf's per-object workers, and no `kopf.index`: Kopf's index barrier wakes e
 worker on every indexed object (quadratic start-up), and its workers cost about 0.6 ms of CPU
 and 3.7 KiB per pod before any work of ours. A cache keeps no object: the view parses each one
 into what the engine needs. Only this path changes the engine's state. Pods and nodes are
-decoded into just the fields the engine reads (`eq_engine.raw.RawPod`, `RawNode`), the rest of
-each skipped: a node's status carries its images, often tens of kilobytes.
+decoded into just the fields the engine reads (`eq_engine.raw.SCHEMAS`), the rest of each
+skipped: a node's status carries its images, often tens of kilobytes.
 
 ElasticQuotaProfiles, the nodes and the quotas that are trees' roots also go to the node
 pools (`pools.py`), which keep the roots as the profiles say.
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from eq_engine.gangs import POD_GROUP_KINDS
-from eq_engine.raw import RawNode, RawPod
+from eq_engine.raw import SCHEMAS
 from eq_kit.caching import (
     DISRUPTION_BUDGETS,
     NODES,
@@ -110,4 +110,8 @@ def caches(http: Http, view: ClusterView, pools: Pools, namespaces: Iterable[str
             functools.partial(view.observe_pod_group, kind),
             functools.partial(view.forget_pod_group, kind),
         )
-    return Caches(reflectors(http, sinks, namespaces, schemas={PODS: RawPod, NODES: RawNode}))
+    return Caches(
+        reflectors(
+            http, sinks, namespaces, schemas={kind: SCHEMAS[kind.name] for kind in (PODS, NODES)}
+        )
+    )

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 from eq_engine import ObjectError, Pod, keys, parse_pod
-from eq_engine.raw import RawPod
+from eq_engine.raw import SCHEMAS, RawPod
 from eq_engine.reviews import BoundPodQuery
 from eq_kit.caching import PODS
 from eq_kit.decoding import Decoding
@@ -17,7 +17,7 @@ from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http, pages
 
 from .deciding import PodLister, PodListing, PodLookupError
 
-_POD_FIELDS = Decoding(RawPod)
+_POD_FIELDS = Decoding(SCHEMAS[PODS.name])
 
 
 def pod_lister(http: Http) -> PodLister:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import signal
 
+from eq_engine.raw import SCHEMAS
 from eq_kit.caching import NODES, PROFILES, QUOTAS, Caches, Kind, Sink, reflectors
 from eq_kit.kube import Http
 from eq_kit.probes import probes_app, start_site
@@ -32,7 +33,7 @@ async def serve(settings: WebhookSettings, api: client.ApiClient) -> None:
         loop.add_signal_handler(signum, stop.set)
     http = Http(api)
     sinks: dict[Kind, Sink] = {QUOTAS: state.quotas, NODES: state.nodes, PROFILES: state.profiles}
-    state.caches = Caches(reflectors(http, sinks))
+    state.caches = Caches(reflectors(http, sinks, schemas={NODES: SCHEMAS[NODES.name]}))
     state.caches.start()
     tasks = [asyncio.create_task(reload_certificates(context, files, settings.cert_check_interval))]
     runners = [
