@@ -354,16 +354,16 @@ def reflectors(
     sinks: Mapping[Kind, Sink],
     namespaces: Iterable[str] = (),
     *,
-    schemas: Mapping[Kind, type] | None = None,
+    schemas: Mapping[str, type] | None = None,
     **options: Any,
 ) -> list[Reflector]:
     """One reflector per kind, or per kind and namespace when `namespaces` are given (a
-    cluster-scoped kind is followed once). `schemas`: the fields a kind's sink reads, where it
-    reads only some (`decoding.py`)."""
+    cluster-scoped kind is followed once). `schemas`: by kind name, the fields a kind's sink
+    reads, where it reads only some (`decoding.py`); a kind not named is decoded whole."""
     scopes: list[str | None] = list(namespaces) or [None]
     found = []
     for kind, sink in sinks.items():
-        decoding = Decoding((schemas or {}).get(kind))
+        decoding = Decoding((schemas or {}).get(kind.name))
         for namespace in scopes if kind.namespaced else [None]:
             reflector = Reflector(
                 http, kind, sink, namespace=namespace, decoding=decoding, **options

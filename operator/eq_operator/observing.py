@@ -110,8 +110,4 @@ def caches(http: Http, view: ClusterView, pools: Pools, namespaces: Iterable[str
             functools.partial(view.observe_pod_group, kind),
             functools.partial(view.forget_pod_group, kind),
         )
-    return Caches(
-        reflectors(
-            http, sinks, namespaces, schemas={kind: SCHEMAS[kind.name] for kind in (PODS, NODES)}
-        )
-    )
+    return Caches(reflectors(http, sinks, namespaces, schemas=SCHEMAS))

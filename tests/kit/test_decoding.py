@@ -61,7 +61,7 @@ def trimmed(api: ApiServer, name: str, priority: int = 0) -> dict[str, Any]:
 def follow(http: Any, sink: Keeper) -> contextlib.AbstractAsyncContextManager[Caches]:
     """Pods decoded into `_Pod` into `sink`, and nodes whole."""
     sinks = {PODS: sink, NODES: Recorder()}
-    return following(*reflectors(http, sinks, schemas={PODS: _Pod}, backoff=fast()))
+    return following(*reflectors(http, sinks, schemas={PODS.name: _Pod}, backoff=fast()))
 
 
 async def test_a_schema_keeps_only_its_fields_from_the_list_and_the_watch(api, http):

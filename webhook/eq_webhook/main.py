@@ -33,7 +33,7 @@ async def serve(settings: WebhookSettings, api: client.ApiClient) -> None:
         loop.add_signal_handler(signum, stop.set)
     http = Http(api)
     sinks: dict[Kind, Sink] = {QUOTAS: state.quotas, NODES: state.nodes, PROFILES: state.profiles}
-    state.caches = Caches(reflectors(http, sinks, schemas={NODES: SCHEMAS[NODES.name]}))
+    state.caches = Caches(reflectors(http, sinks, schemas=SCHEMAS))
     state.caches.start()
     tasks = [asyncio.create_task(reload_certificates(context, files, settings.cert_check_interval))]
     runners = [
