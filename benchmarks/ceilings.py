@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
-from prometheus_client.parser import text_string_to_metric_families
 
 from benchmarks import budget, scale
+from tests.operator.conftest import samples
 
 IDLE = 0.5
 """Seconds of each window in which the operator's CPU is measured before a search, left alone.
@@ -172,12 +172,7 @@ async def settled(probes: str, timeout: float = 600) -> None:
         while time.time() < deadline:
             async with session.get(probes + "/metrics") as response:
                 page = await response.text()
-            (family,) = (
-                f
-                for f in text_string_to_metric_families(page)
-                if f.name == "elastic_quota_writes_pending"
-            )
-            if not any(sample.value for sample in family.samples):
+            if not any(s.value for s in samples(page, "elastic_quota_writes_pending")):
                 return
             await asyncio.sleep(0.1)
     raise TimeoutError(f"writes still pending after {timeout} s")

@@ -142,9 +142,9 @@ class Writer:
         most of what the server answers while labels are due (a quarter of the workers taking
         labels first left them seconds behind under a churn that kept the operator's CPU busy),
         and the labels never less than one worker's round trips; with a budget, the groups also
-        go first for the tokens (`Rank`). Until every
-        group has been taken once (a new leader's first comparison of all), every worker takes
-        groups first: a first install has every group's numbers right before it labels."""
+        go first for the tokens (`Rank`). Until every group has been taken once (a new leader's
+        first comparison of all), every worker takes groups first: a first install has every
+        group's numbers right before it labels."""
         if self._pool.running:
             return
         self._caught_up = False

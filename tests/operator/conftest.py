@@ -13,6 +13,8 @@ from pathlib import Path
 
 import aiohttp
 import pytest_asyncio
+from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.samples import Sample
 
 from tests.apiserver import ApiServer
 from tests.kube import Client, write_kubeconfig
@@ -21,6 +23,12 @@ from tests.waiting import eventually  # the tests of this folder import it from 
 from tests.webhook.conftest import free_port
 
 FAST = ("--batch-interval", "0.05", "--reclaim-interval", "0.1", "--lease-duration", "2")
+
+
+def samples(page: str, name: str) -> list[Sample]:
+    """The samples of the metric family `name` in a /metrics page (which must have it)."""
+    (family,) = (f for f in text_string_to_metric_families(page) if f.name == name)
+    return list(family.samples)
 
 
 @dataclass

@@ -7,11 +7,10 @@ import json
 from typing import Any
 
 from eq_engine import keys
-from prometheus_client.parser import text_string_to_metric_families
 
 from tests.kube import EVENTS, LEASES, QUOTAS, store, stored
 from tests.manifests import node, pod, quota
-from tests.operator.conftest import eventually, start_operator, writes
+from tests.operator.conftest import eventually, samples, start_operator, writes
 from tests.operator.test_accounting import actual, converged, tree
 from tests.realistic import koordinator_builtins
 from tests.waiting import consistently
@@ -262,12 +261,9 @@ async def test_the_writes_pending_are_exported(api, tmp_path):
 
         async def pending() -> dict[str, float]:
             page = (await operator.get("/metrics"))[1]
-            (family,) = (
-                f
-                for f in text_string_to_metric_families(page)
-                if f.name == "elastic_quota_writes_pending"
-            )
-            return {s.labels["kind"]: s.value for s in family.samples}
+            return {
+                s.labels["kind"]: s.value for s in samples(page, "elastic_quota_writes_pending")
+            }
 
         async def labels_wait() -> bool:
             return (await pending())["Pod"] > 0
@@ -298,10 +294,9 @@ def pool(tree_id: str, cpu: int, *members: dict[str, Any]) -> list[dict[str, Any
 def group_series(page: str, name: str) -> dict[str, dict[str, str]]:
     """The labels of each group's `elastic_quota_group_<name>` sample (cpu where per
     resource), by group."""
-    (family,) = (f for f in text_string_to_metric_families(page) if f.name == name)
     return {
         s.labels["group"]: {**s.labels, "value": str(s.value)}
-        for s in family.samples
+        for s in samples(page, name)
         if s.labels.get("resource", "cpu") == "cpu"
     }
 
