@@ -224,7 +224,9 @@ class Reflector:
         seen: set[str] = set()
         version = None
         try:
-            listing = pages(self._http, self._url, limit=self._page, decoding=self._decoding)
+            listing = pages(
+                self._http, self._url, limit=self._page, decoding=self._decoding, ahead=True
+            )
             async for page in listing:
                 version = version or page["metadata"]["resourceVersion"]
                 self._deliver(page.get("items") or (), seen)

@@ -1,9 +1,11 @@
 """The one LIST page iterator, as client-go's pager reads: `limit` per page, each page asking
 for the last one's `continue` token, one full list when a token expired mid-way, errors raised
-as they come, and no page asked for once the caller stops."""
+as they come, and no page asked for once the caller stops; or, reading ahead, the next page
+asked for while the caller reads this one, and cancelled if the caller stops."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Mapping
 from typing import Any
@@ -21,6 +23,8 @@ class Pager:
     def __init__(self, items: list[str], fail: Mapping[int, ApiError] | None = None) -> None:
         self.items, self.fail = items, dict(fail or {})
         self.asked: list[dict[str, str]] = []
+        self.answered = 0
+        self.hold: asyncio.Event | None = None  # set: the answers after the first wait for it
 
     async def get_json(
         self, path: str, params: Mapping[str, str], decode: Decode = orjson.loads
@@ -28,6 +32,9 @@ class Pager:
         assert path == "/api/v1/pods"
         self.asked.append(dict(params))
         error = self.fail.get(len(self.asked) - 1)
+        if self.hold is not None and len(self.asked) > 1:
+            await self.hold.wait()
+        self.answered += 1
         if error is not None:
             raise error
         start = int(params.get("continue") or 0)
@@ -42,9 +49,13 @@ async def listed(pager: Pager, **options: Any) -> list[list[str]]:
     return [page["items"] async for page in pages(pager, "/api/v1/pods", **options)]  # type: ignore[arg-type]
 
 
-async def test_each_page_asks_for_the_token_of_the_one_before() -> None:
+READING = pytest.mark.parametrize("ahead", [False, True], ids=["in-turn", "ahead"])
+
+
+@READING
+async def test_each_page_asks_for_the_token_of_the_one_before(ahead: bool) -> None:
     pager = Pager(list("abcde"))
-    got = await listed(pager, params={"labelSelector": "team=a"}, limit=2)
+    got = await listed(pager, params={"labelSelector": "team=a"}, limit=2, ahead=ahead)
     assert got == [["a", "b"], ["c", "d"], ["e"]]
     assert pager.asked == [
         {"labelSelector": "team=a", "limit": "2"},
@@ -60,22 +71,24 @@ async def test_pages_of_500_by_default_and_one_page_without_a_limit() -> None:
     assert pager.asked == [{"limit": "500"}, {}]
 
 
-async def test_a_token_expired_mid_way_gives_one_full_list() -> None:
+@READING
+async def test_a_token_expired_mid_way_gives_one_full_list(ahead: bool) -> None:
     pager = Pager(list("abcde"), fail={1: ApiError(410, "continue token expired")})
-    got = await listed(pager, params={"labelSelector": "team=a"}, limit=2)
+    got = await listed(pager, params={"labelSelector": "team=a"}, limit=2, ahead=ahead)
     assert got == [["a", "b"], ["a", "b", "c", "d", "e"]]
     assert pager.asked[-1] == {"labelSelector": "team=a"}
 
 
+@READING
 @pytest.mark.parametrize(
     ("request_number", "status"),
     [(0, 410), (1, 500), (1, 403)],
     ids=["410-on-the-first-page", "500-mid-way", "403-mid-way"],
 )
-async def test_other_errors_are_raised(request_number: int, status: int) -> None:
+async def test_other_errors_are_raised(request_number: int, status: int, ahead: bool) -> None:
     pager = Pager(list("abcde"), fail={request_number: ApiError(status, "no")})
     with pytest.raises(ApiError) as raised:
-        await listed(pager, limit=2)
+        await listed(pager, limit=2, ahead=ahead)
     assert raised.value.status == status and len(pager.asked) == request_number + 1
 
 
@@ -86,3 +99,26 @@ async def test_no_page_is_asked_for_once_the_caller_stops() -> None:
             assert page["items"] == ["a", "b"]
             break
     assert len(pager.asked) == 1
+
+
+async def test_reading_ahead_the_next_page_is_asked_for_while_the_caller_reads() -> None:
+    pager = Pager(list("abcde"))
+    seen = []
+    async for page in pages(pager, "/api/v1/pods", limit=2, ahead=True):  # type: ignore[arg-type]
+        await asyncio.sleep(0)  # the caller at work, awaiting something
+        seen.append((page["items"], len(pager.asked)))
+    assert seen == [(["a", "b"], 2), (["c", "d"], 3), (["e"], 3)]
+
+
+async def test_reading_ahead_the_page_asked_for_is_cancelled_once_the_caller_stops() -> None:
+    pager = Pager(list("abcde"))
+    pager.hold = asyncio.Event()  # the second page's answer never comes
+    listing = pages(pager, "/api/v1/pods", limit=2, ahead=True)  # type: ignore[arg-type]
+    async with contextlib.aclosing(listing):
+        async for _ in listing:
+            await asyncio.sleep(0)
+            break
+    await asyncio.sleep(0)
+    pager.hold.set()
+    await asyncio.sleep(0)
+    assert len(pager.asked) == 2 and pager.answered == 1
