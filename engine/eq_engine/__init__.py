@@ -11,7 +11,7 @@ from .config import EngineConfig
 from .engine import QuotaEngine
 from .errors import ObjectError, QuantityError, QuotaError
 from .objects import Node, Pod, Quota, cluster_capacity
-from .parsing import parse_node, parse_quota
+from .parsing import parse_node
 from .pods import parse_pod
 from .problems import Problem
 from .quantities import (
@@ -24,6 +24,7 @@ from .quantities import (
     to_canonical,
 )
 from .quota_reader import QuotaReader
+from .quotas import parse_quota
 from .status import Changes, GroupStatus
 
 __all__ = [

@@ -9,7 +9,6 @@ models are the rule for a pod too; `pods.py` adds a fast path that gives the sam
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
@@ -17,19 +16,24 @@ from typing import Annotated, Any, Final, NamedTuple, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from . import keys
-from .errors import ObjectError, QuantityError
-from .objects import Node, Quota
+from .errors import ObjectError
+from .objects import Node
 from .quantities import ResourceList, resource_list
 from .raw import RawElasticQuota, RawNode, RawPod
 from .requests import ContainerRequests, pod_request
+
+
+def canonical(amounts: Mapping[str, Any]) -> dict[str, int]:
+    """A resource list in canonical units; raises `QuantityError`, or `TypeError` for an
+    unhashable quantity."""
+    return dict(_canonical_items(tuple(amounts.items())))
 
 
 def _quantities(value: object) -> dict[str, int]:
     if not isinstance(value, Mapping):
         raise ValueError("expected a map of resource names to quantities")
     try:
-        return dict(_canonical_items(tuple(value.items())))
+        return canonical(value)
     except TypeError:  # an unhashable value: let resource_list name it
         return resource_list(value)
 
@@ -185,69 +189,10 @@ def _timestamp(moment: datetime | None) -> float | None:
     return None if moment is None else moment.timestamp()
 
 
-def _json_annotation(quota: _QuotaModel, key: str) -> Any:
-    text = quota.metadata.annotations.get(key)
-    if text is None or not text.strip():
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise _annotation_error(quota, key, f"not valid JSON ({error.msg})") from None
-    except (ValueError, RecursionError) as error:  # a number of 5,000 digits, 50,000 brackets
-        raise _annotation_error(quota, key, f"not valid JSON ({error})") from None
-
-
-def _annotation_error(quota: _QuotaModel, key: str, message: str) -> ObjectError:
-    ref = f"{quota.metadata.namespace}/{quota.metadata.name}"
-    return ObjectError("ElasticQuota", ref, f"metadata.annotations[{key}]", message)
-
-
-def _resource_list_annotation(quota: _QuotaModel, key: str) -> ResourceList | None:
-    """A JSON resource list annotation in canonical units; None when absent."""
-    value = _json_annotation(quota, key)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise _annotation_error(quota, key, "expected a JSON resource list")
-    try:
-        return resource_list(value)
-    except QuantityError as error:
-        raise _annotation_error(quota, key, str(error)) from None
-
-
-_READ_ANNOTATIONS: Final = (
-    keys.NAMESPACES,
-    keys.STRICT_MAX_KEYS,
-    keys.SHARED_WEIGHT,
-    keys.TOTAL_RESOURCE,
-)
-"""The annotations `parse_quota` reads: any other (the operator's own) leaves a group as it is."""
-
-_READ_METADATA: Final = tuple(
+READ_METADATA: Final = tuple(
     field.alias or name for name, field in _Metadata.model_fields.items() if name != "annotations"
 )
-
-
-def quota_settings(raw: RawElasticQuota) -> tuple[Any, ...] | None:
-    """What `parse_quota` reads of `raw` but its status, its namespace and name first; None
-    when not plainly shaped (only `parse_quota` may judge it)."""
-    metadata = raw.get("metadata") if isinstance(raw, dict) else None
-    if not isinstance(metadata, dict):
-        return None
-    namespace, name = metadata.get("namespace"), metadata.get("name")
-    annotations = metadata.get("annotations")
-    annotations = {} if annotations is None else annotations
-    if type(namespace) is not str or type(name) is not str or not isinstance(annotations, dict):
-        return None
-    if any(type(value) is not str for value in annotations.values()):
-        return None
-    return (
-        namespace,
-        name,
-        *(metadata.get(key) for key in _READ_METADATA),
-        *(annotations.get(key) for key in _READ_ANNOTATIONS),
-        raw.get("spec"),
-    )
+"""The keys of `metadata` the models read, but `annotations`."""
 
 
 def status_used(status: Any) -> ResourceList | None:
@@ -259,44 +204,8 @@ def status_used(status: Any) -> ResourceList | None:
         return None
 
 
-def parse_quota(raw: RawElasticQuota) -> Quota:
-    """An ElasticQuota from its Kubernetes dict."""
-    parsed = _validate(_QuotaModel, "ElasticQuota", raw)
-    if not parsed.metadata.name:
-        raise ObjectError(
-            "ElasticQuota", f"{parsed.metadata.namespace}/", "metadata.name", "required"
-        )
-    labels = parsed.metadata.labels
-    namespaces = _json_annotation(parsed, keys.NAMESPACES) or []
-    if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
-        raise _annotation_error(parsed, keys.NAMESPACES, "expected a JSON list of namespace names")
-    strict_keys = _json_annotation(parsed, keys.STRICT_MAX_KEYS) or []
-    if not isinstance(strict_keys, list) or not all(isinstance(k, str) for k in strict_keys):
-        raise _annotation_error(parsed, keys.STRICT_MAX_KEYS, "expected a JSON list of resources")
-    parent_labels = (labels.get(keys.PARENT), labels.get(keys.PARENT_SEED))
-    return Quota(
-        name=parsed.metadata.name,
-        namespace=parsed.metadata.namespace,
-        parent=parent_labels[0] or parent_labels[1] or "",
-        parent_labels=parent_labels,
-        is_parent=labels.get(keys.IS_PARENT) == "true",
-        allow_lent=labels.get(keys.ALLOW_LENT) != "false",
-        min=parsed.spec.min,
-        max=parsed.spec.max,
-        shared_weight=_resource_list_annotation(parsed, keys.SHARED_WEIGHT),
-        namespaces=tuple(namespaces),
-        force_update=labels.get(keys.FORCE_UPDATE) == "true",
-        strict_keys=tuple(strict_keys),
-        used=parsed.status.used,
-        tree_id=labels.get(keys.TREE_ID, ""),
-        is_root=labels.get(keys.IS_ROOT) == "true",
-        total_resource=_resource_list_annotation(parsed, keys.TOTAL_RESOURCE),
-        ignore_default_tree=labels.get(keys.IGNORE_DEFAULT_TREE) == "true",
-    )
-
-
-class PodFields(NamedTuple):
-    """What the engine reads of a pod, validated; `pods.parse_pod` builds the Pod from it."""
+class Metadata(NamedTuple):
+    """What the engine reads of an object's `metadata`, validated."""
 
     namespace: str
     name: str
@@ -304,11 +213,50 @@ class PodFields(NamedTuple):
     uid: str
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
-    mirror: bool
-    """Annotated as a static pod's mirror."""
-    terminating: bool
+    deleted: float | None
+    """`deletionTimestamp`: the object is going."""
     created: float | None
     controller_kind: str
+    """The kind of the first owner that is its controller; empty: none."""
+
+
+def _metadata(model: _Metadata) -> Metadata:
+    return Metadata(
+        namespace=model.namespace,
+        name=model.name,
+        generate_name=model.generate_name,
+        uid=model.uid,
+        labels=model.labels,
+        annotations=model.annotations,
+        deleted=_timestamp(model.deletion_timestamp),
+        created=_timestamp(model.creation_timestamp),
+        controller_kind=model.controller_kind,
+    )
+
+
+class ElasticQuotaFields(NamedTuple):
+    """What the engine reads of an ElasticQuota, validated; `quotas.parse_quota` builds the
+    Quota from it."""
+
+    meta: Metadata
+    min: ResourceList
+    max: ResourceList
+    used: ResourceList
+
+
+def quota_fields(raw: RawElasticQuota) -> ElasticQuotaFields:
+    """An ElasticQuota's fields through the full validation: the rule, and the error
+    messages."""
+    parsed = _validate(_QuotaModel, "ElasticQuota", raw)
+    return ElasticQuotaFields(
+        _metadata(parsed.metadata), parsed.spec.min, parsed.spec.max, parsed.status.used
+    )
+
+
+class PodFields(NamedTuple):
+    """What the engine reads of a pod, validated; `pods.parse_pod` builds the Pod from it."""
+
+    meta: Metadata
     node_name: str
     gates: tuple[str, ...]
     priority: int
@@ -322,7 +270,7 @@ class PodFields(NamedTuple):
 def pod_fields(raw: RawPod) -> PodFields:
     """A pod's fields through the full validation: the rule, and the error messages."""
     parsed = _validate(_PodModel, "Pod", raw)
-    metadata, spec = parsed.metadata, parsed.spec
+    spec = parsed.spec
     request = pod_request(
         containers=[_requests(c) for c in spec.containers],
         init_containers=[_requests(c) for c in spec.init_containers],
@@ -330,16 +278,7 @@ def pod_fields(raw: RawPod) -> PodFields:
         pod_level=None if spec.resources is None else _requests(spec.resources),
     )
     return PodFields(
-        namespace=metadata.namespace,
-        name=metadata.name,
-        generate_name=metadata.generate_name,
-        uid=metadata.uid,
-        labels=metadata.labels,
-        annotations=metadata.annotations,
-        mirror=keys.MIRROR in metadata.annotations,
-        terminating=metadata.deletion_timestamp is not None,
-        created=_timestamp(metadata.creation_timestamp),
-        controller_kind=metadata.controller_kind,
+        meta=_metadata(parsed.metadata),
         node_name=spec.node_name,
         gates=tuple(gate.name for gate in spec.scheduling_gates),
         priority=spec.priority,

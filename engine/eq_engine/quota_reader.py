@@ -16,7 +16,8 @@ from typing import Any, Final
 import msgspec
 
 from .objects import Quota
-from .parsing import parse_quota, quota_settings, status_used
+from .parsing import status_used
+from .quotas import parse_quota, quota_settings
 from .raw import RawElasticQuota
 
 

@@ -7,8 +7,9 @@ from typing import Any
 import hypothesis
 import pytest
 from eq_engine import ObjectError, keys, parse_pod
+from eq_engine.lookups import Unsure
 from eq_engine.parsing import pod_fields
-from eq_engine.pods import _build, _Unsure, fast_pod_fields
+from eq_engine.pods import _build, fast_pod_fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -28,7 +29,7 @@ def fast(raw: Any, namespace: str = "") -> Any:
     """The Pod through the fast path when it is sure; None when it steps aside."""
     try:
         fields = fast_pod_fields(raw)
-    except _Unsure:
+    except Unsure:
         return None
     try:
         return _build(fields, namespace)

@@ -1,0 +1,141 @@
+"""Reading an ElasticQuota: the full validation (`parsing.py`'s models, the rule) or a fast path
+for the shapes the API server serves, which gives the same fields or steps aside; then its
+annotations and labels, read in one place for both.
+
+A cluster holds thousands of groups, each read at start-up and again on every write the operator
+makes of it (`quota_reader.py` keeps most of those). Through the models a group costs about
+four times what the fast path's plain lookups cost (`lookups.py`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from . import keys
+from .errors import ObjectError, QuantityError
+from .lookups import Unsure, mapping, metadata
+from .objects import Quota
+from .parsing import READ_METADATA, ElasticQuotaFields, canonical, quota_fields
+from .quantities import ResourceList, resource_list
+from .raw import RawElasticQuota
+
+
+def parse_quota(raw: RawElasticQuota) -> Quota:
+    """An ElasticQuota from its Kubernetes dict. Raises `ObjectError` naming the field when it
+    cannot be read."""
+    try:
+        fields = fast_quota_fields(raw)
+    except Unsure:
+        fields = quota_fields(raw)
+    return _build(fields)
+
+
+def fast_quota_fields(raw: RawElasticQuota) -> ElasticQuotaFields:
+    """The fields `parsing.quota_fields` reads, by plain lookups; `Unsure` when in doubt."""
+    meta = metadata(raw)
+    spec, status = mapping(raw, "spec"), mapping(raw, "status")
+    return ElasticQuotaFields(
+        meta, _amounts(spec, "min"), _amounts(spec, "max"), _amounts(status, "used")
+    )
+
+
+def _amounts(holder: dict[str, Any], key: str) -> ResourceList:
+    try:
+        return canonical(mapping(holder, key))
+    except (QuantityError, TypeError, ValueError):
+        raise Unsure from None
+
+
+def _build(fields: ElasticQuotaFields) -> Quota:
+    meta = fields.meta
+    if not meta.name:
+        raise ObjectError("ElasticQuota", f"{meta.namespace}/", "metadata.name", "required")
+    labels = meta.labels
+    namespaces = _json_annotation(fields, keys.NAMESPACES) or []
+    if not isinstance(namespaces, list) or not all(isinstance(n, str) for n in namespaces):
+        raise _annotation_error(fields, keys.NAMESPACES, "expected a JSON list of namespace names")
+    strict_keys = _json_annotation(fields, keys.STRICT_MAX_KEYS) or []
+    if not isinstance(strict_keys, list) or not all(isinstance(k, str) for k in strict_keys):
+        raise _annotation_error(fields, keys.STRICT_MAX_KEYS, "expected a JSON list of resources")
+    parent_labels = (labels.get(keys.PARENT), labels.get(keys.PARENT_SEED))
+    return Quota(
+        name=meta.name,
+        namespace=meta.namespace,
+        parent=parent_labels[0] or parent_labels[1] or "",
+        parent_labels=parent_labels,
+        is_parent=labels.get(keys.IS_PARENT) == "true",
+        allow_lent=labels.get(keys.ALLOW_LENT) != "false",
+        min=fields.min,
+        max=fields.max,
+        shared_weight=_resource_list_annotation(fields, keys.SHARED_WEIGHT),
+        namespaces=tuple(namespaces),
+        force_update=labels.get(keys.FORCE_UPDATE) == "true",
+        strict_keys=tuple(strict_keys),
+        used=fields.used,
+        tree_id=labels.get(keys.TREE_ID, ""),
+        is_root=labels.get(keys.IS_ROOT) == "true",
+        total_resource=_resource_list_annotation(fields, keys.TOTAL_RESOURCE),
+        ignore_default_tree=labels.get(keys.IGNORE_DEFAULT_TREE) == "true",
+    )
+
+
+READ_ANNOTATIONS: Final = (
+    keys.NAMESPACES,
+    keys.STRICT_MAX_KEYS,
+    keys.SHARED_WEIGHT,
+    keys.TOTAL_RESOURCE,
+)
+"""The annotations `parse_quota` reads: any other (the operator's own) leaves a group as it is."""
+
+
+def _json_annotation(fields: ElasticQuotaFields, key: str) -> Any:
+    text = fields.meta.annotations.get(key)
+    if text is None or not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise _annotation_error(fields, key, f"not valid JSON ({error.msg})") from None
+    except (ValueError, RecursionError) as error:  # a number of 5,000 digits, 50,000 brackets
+        raise _annotation_error(fields, key, f"not valid JSON ({error})") from None
+
+
+def _annotation_error(fields: ElasticQuotaFields, key: str, message: str) -> ObjectError:
+    ref = f"{fields.meta.namespace}/{fields.meta.name}"
+    return ObjectError("ElasticQuota", ref, f"metadata.annotations[{key}]", message)
+
+
+def _resource_list_annotation(fields: ElasticQuotaFields, key: str) -> ResourceList | None:
+    """A JSON resource list annotation in canonical units; None when absent."""
+    value = _json_annotation(fields, key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise _annotation_error(fields, key, "expected a JSON resource list")
+    try:
+        return resource_list(value)
+    except QuantityError as error:
+        raise _annotation_error(fields, key, str(error)) from None
+
+
+def quota_settings(raw: RawElasticQuota) -> tuple[Any, ...] | None:
+    """What `parse_quota` reads of `raw` but its status, its namespace and name first; None
+    when not plainly shaped (only `parse_quota` may judge it)."""
+    meta = raw.get("metadata") if isinstance(raw, dict) else None
+    if not isinstance(meta, dict):
+        return None
+    namespace, name = meta.get("namespace"), meta.get("name")
+    annotations = meta.get("annotations")
+    annotations = {} if annotations is None else annotations
+    if type(namespace) is not str or type(name) is not str or not isinstance(annotations, dict):
+        return None
+    if any(type(value) is not str for value in annotations.values()):
+        return None
+    return (
+        namespace,
+        name,
+        *(meta.get(key) for key in READ_METADATA),
+        *(annotations.get(key) for key in READ_ANNOTATIONS),
+        raw.get("spec"),
+    )

@@ -1,0 +1,101 @@
+"""The fast path of reading an ElasticQuota gives the fields the full validation gives, or steps
+aside; either way `parse_quota` reads as the models alone would."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import hypothesis
+import pytest
+from eq_engine import ObjectError, keys, parse_quota
+from eq_engine.lookups import Unsure
+from eq_engine.parsing import quota_fields
+from eq_engine.quotas import fast_quota_fields
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests import realistic
+from tests.engine.quota_edits import EDITS, base
+
+
+def full(raw: Any) -> Any:
+    """The fields through the pydantic models only, or the error they raise."""
+    try:
+        return quota_fields(raw)
+    except ObjectError as error:
+        return ("error", str(error))
+
+
+def fast(raw: Any) -> Any:
+    """The fields through the fast path; None when it steps aside."""
+    try:
+        return fast_quota_fields(raw)
+    except Unsure:
+        return None
+
+
+def read(raw: Any) -> Any:
+    try:
+        quota = parse_quota(raw)
+    except ObjectError as error:
+        return ("error", str(error))
+    return quota, quota.used
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(EDITS, max_size=8),
+    st.sampled_from([None, "x", 3, [], {}, {"metadata": None}, {"metadata": {"name": "a"}}]),
+)
+def test_the_fast_path_agrees_with_the_full_validation(edits: list[Any], odd: Any) -> None:
+    body = base()
+    for apply, key, value in edits:
+        apply(body, key, value)
+    for raw in (body, odd):
+        quick = fast(raw)
+        if quick is not None:
+            hypothesis.event("fast path")
+            assert quick == full(raw)
+            assert quick.min == dict(quick.min)  # a plain dict, as the models give
+
+
+def test_a_bad_field_is_named_as_the_full_validation_names_it() -> None:
+    body = copy.deepcopy(base())
+    body["spec"]["min"]["cpu"] = "lots"
+    assert read(body) == full(body)
+    assert read(body) == (
+        "error",
+        "ElasticQuota quotas/team-a: spec.min: 'lots': not a Kubernetes quantity (resource cpu)",
+    )
+
+
+REALISTIC = [
+    base(),
+    realistic.elastic_quota("root", "quotas", is_parent=True, min={"cpu": "100"}),
+    realistic.elastic_quota(
+        "ml",
+        "ml",
+        parent="root",
+        min={"cpu": "8", "nvidia.com/gpu": "2"},
+        max={"cpu": "16", "nvidia.com/gpu": "4", "pods": "100"},
+        labels={keys.TREE_ID: "a100", keys.ALLOW_LENT: "false"},
+        annotations={
+            keys.NAMESPACES: '["ml","ml-batch"]',
+            keys.SHARED_WEIGHT: '{"cpu":"2"}',
+            keys.STRICT_MAX_KEYS: '["nvidia.com/gpu"]',
+        },
+        manager="helm",
+        status={"used": {"cpu": "1500m", "nvidia.com/gpu": "1"}},
+    ),
+    *realistic.koordinator_builtins(),
+]
+
+
+@pytest.mark.parametrize("raw", REALISTIC, ids=lambda raw: raw["metadata"]["name"])
+def test_realistic_quotas_take_the_fast_path_and_read_alike(raw: dict[str, Any]) -> None:
+    quick = fast(raw)
+    assert quick is not None, "a group as the API server serves it should not need pydantic"
+    assert quick == full(raw)
+    quota, _ = read(raw)
+    assert quota.name == raw["metadata"]["name"] and quota.min == quick.min
