@@ -135,7 +135,10 @@ def quota_settings(raw: RawElasticQuota) -> tuple[Any, ...] | None:
     return (
         namespace,
         name,
-        *(meta.get(key) for key in READ_METADATA),
+        *(meta.get(key) for key in _OTHER_METADATA),
         *(annotations.get(key) for key in READ_ANNOTATIONS),
         raw.get("spec"),
     )
+
+
+_OTHER_METADATA: Final = tuple(key for key in READ_METADATA if key not in ("namespace", "name"))

@@ -187,7 +187,8 @@ class ClusterView:
             self.engine.remove_pod(key)
             self._unreadable(_ref(body, "v1", "Pod"), error)
         else:
-            self.unreadable.pop(f"Pod {key}", None)  # readable again
+            if self.unreadable:  # readable again
+                self.unreadable.pop(f"Pod {key}", None)
         if self.engine.holds(key):
             self.idle_labels.pop(key, None)
         else:
