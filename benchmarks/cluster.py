@@ -1,15 +1,21 @@
-"""A generated cluster for the benchmarks: 3 levels, ~11,000 groups, 100,000 pods, 4 resources.
+"""A generated cluster for the benchmarks: 3 levels, ~11,000 groups, 100,000 pods.
 
-10 departments x 100 teams x 10 sub-teams (11,110 groups); 10 pods per sub-team, shaped like
-`kubectl get pods -o json` output (owner references, images, conditions). Deterministic: the
+10 departments x 100 teams x 10 sub-teams (11,110 groups) of 4 resources; 10 pods per sub-team
+and the nodes, shaped like `kubectl get -o json` output (owner references, images, conditions;
+the nodes also report ephemeral storage and huge pages, 7 resources in all). Deterministic: the
 same seed gives the same cluster.
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import uuid
 from typing import Any
+
+import orjson
+
+from tests import realistic
 
 P = "quota.scheduling.koordinator.sh/"
 DEPARTMENTS, TEAMS, SUBTEAMS, PODS_PER_SUBTEAM = 10, 100, 10, 10
@@ -182,22 +188,20 @@ def leaf_pods(
 
 
 def nodes(count: int = NODES) -> list[dict[str, Any]]:
-    return [
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": f"node-{i:04d}"},
-            "status": {
-                "allocatable": {
-                    "cpu": "62",
-                    "memory": "250Gi",
-                    "nvidia.com/gpu": "4",
-                    "pods": "110",
-                }
-            },
-        }
-        for i in range(count)
-    ]
+    """Ready kubeadm nodes of 62 CPUs, 250 GiB and 4 GPUs, as `kubectl get nodes -o json` prints
+    them (conditions, capacity, ephemeral storage and huge pages, managed fields)."""
+    return list(orjson.loads(_nodes(count)))
+
+
+@functools.cache
+def _nodes(count: int) -> bytes:
+    """Made once (5,000 take seconds), as JSON: each caller gets objects of its own to change."""
+    return orjson.dumps(
+        [
+            realistic.node(f"node-{i:04d}", cpu="62", memory_gi=250, extra={"nvidia.com/gpu": "4"})
+            for i in range(count)
+        ]
+    )
 
 
 def cluster() -> dict[str, Any]:

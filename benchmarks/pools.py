@@ -88,15 +88,8 @@ def nodes(count: int, trees: int) -> list[dict[str, Any]]:
     no pool, the default tree's)."""
     size = count // trees
     result = cluster.nodes(count)
-    for i, node in enumerate(result):
-        name = node["metadata"]["name"]
-        labels = {"kubernetes.io/hostname": name}
-        if i < size * trees:
-            labels["pool"] = pool(i // size)
-        node["metadata"]["labels"] = labels
-        node["status"]["conditions"] = [
-            {"type": "Ready", "status": "True", "reason": "KubeletReady"}
-        ]
+    for i, node in enumerate(result[: size * trees]):
+        node["metadata"]["labels"]["pool"] = pool(i // size)
     return result
 
 
