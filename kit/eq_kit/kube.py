@@ -232,10 +232,12 @@ async def pages(
                 return
             token = (page.get("metadata") or {}).get("continue") or ""
             following = asyncio.ensure_future(fetch(token)) if token and ahead else None
+            # The probes and the operator's loop run between pages; and the request for the
+            # next page goes out now, before the caller's work on this one.
+            await asyncio.sleep(0)
             yield page
             if not token:
                 return
-            await asyncio.sleep(0)  # let the probes and the operator's loop run between pages
     finally:
         if following is not None:
             following.cancel()
