@@ -4,7 +4,8 @@ Pydantic reads the few fields the engine needs (those `raw.py` names) and ignore
 else, so objects from any Kubernetes version or from Koordinator load unchanged. A malformed
 known field raises `ObjectError` naming the object and the field path, e.g.
 `ElasticQuota team-a/ml: spec.min: 'lots': not a Kubernetes quantity (resource cpu)`. These
-models are the rule for a pod too; `pods.py` adds a fast path that gives the same Pod.
+models are the rule; `pods.py` and `quotas.py` add fast paths (`lookups.py`) that read the same
+fields from the shapes the API server serves, and build the Pod and the Quota from them.
 """
 
 from __future__ import annotations
