@@ -190,7 +190,8 @@ def leaf_pods(
 def nodes(count: int = NODES) -> list[dict[str, Any]]:
     """Ready kubeadm nodes of 62 CPUs, 250 GiB and 4 GPUs, as `kubectl get nodes -o json` prints
     them (conditions, capacity, ephemeral storage and huge pages, managed fields)."""
-    return list(orjson.loads(_nodes(count)))
+    nodes: list[dict[str, Any]] = orjson.loads(_nodes(count))
+    return nodes
 
 
 @functools.cache

@@ -15,7 +15,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from .parsing import Metadata
+from .parsing import MetadataFields
 
 
 class Unsure(Exception):
@@ -53,9 +53,20 @@ def text(holder: Mapping[str, Any], key: str) -> str:
 
 
 def strings(holder: Mapping[str, Any], key: str) -> dict[str, str]:
+    """A map of text to text (labels, annotations). YAML, unlike JSON, may key it otherwise."""
     value = mapping(holder, key)
-    for item in value.values():
-        if type(item) is not str:
+    for name, item in value.items():
+        if type(name) is not str or type(item) is not str:
+            raise Unsure
+    return value
+
+
+def quantities(holder: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """A resource list as written, its names text. A quantity that is a bool is left to the
+    models: the caches keyed by quantities would take `True` for the `1` that equals it."""
+    value = mapping(holder, key)
+    for name, amount in value.items():
+        if type(name) is not str or type(amount) is bool:
             raise Unsure
     return value
 
@@ -84,7 +95,7 @@ def timestamp(holder: Mapping[str, Any], key: str) -> float | None:
     return _moment(value)
 
 
-def metadata(raw: Any) -> Metadata:
+def metadata(raw: Any) -> MetadataFields:
     """An object's `metadata`, which must be there."""
     if type(raw) is not dict:
         raise Unsure
@@ -101,7 +112,7 @@ def metadata(raw: Any) -> Metadata:
         kind = text(owner, "kind")
         if controller and controller_kind is None:
             controller_kind = kind
-    return Metadata(
+    return MetadataFields(
         namespace=text(meta, "namespace"),
         name=text(meta, "name"),
         generate_name=text(meta, "generateName"),

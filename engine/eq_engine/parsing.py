@@ -27,7 +27,10 @@ from .requests import ContainerRequests, pod_request
 def canonical(amounts: Mapping[str, Any]) -> dict[str, int]:
     """A resource list in canonical units; raises `QuantityError`, or `TypeError` for an
     unhashable quantity."""
-    return dict(_canonical_items(tuple(amounts.items())))
+    items = tuple(amounts.items())
+    if any(type(amount) is bool for _, amount in items):
+        return resource_list(amounts)  # not cached: True equals 1 there; it raises
+    return dict(_canonical_items(items))
 
 
 def _quantities(value: object) -> dict[str, int]:
@@ -205,7 +208,7 @@ def status_used(status: Any) -> ResourceList | None:
         return None
 
 
-class Metadata(NamedTuple):
+class MetadataFields(NamedTuple):
     """What the engine reads of an object's `metadata`, validated."""
 
     namespace: str
@@ -221,8 +224,8 @@ class Metadata(NamedTuple):
     """The kind of the first owner that is its controller; empty: none."""
 
 
-def _metadata(model: _Metadata) -> Metadata:
-    return Metadata(
+def _metadata(model: _Metadata) -> MetadataFields:
+    return MetadataFields(
         namespace=model.namespace,
         name=model.name,
         generate_name=model.generate_name,
@@ -239,7 +242,7 @@ class ElasticQuotaFields(NamedTuple):
     """What the engine reads of an ElasticQuota, validated; `quotas.parse_quota` builds the
     Quota from it."""
 
-    meta: Metadata
+    meta: MetadataFields
     min: ResourceList
     max: ResourceList
     used: ResourceList
@@ -257,7 +260,7 @@ def quota_fields(raw: RawElasticQuota) -> ElasticQuotaFields:
 class PodFields(NamedTuple):
     """What the engine reads of a pod, validated; `pods.parse_pod` builds the Pod from it."""
 
-    meta: Metadata
+    meta: MetadataFields
     node_name: str
     gates: tuple[str, ...]
     priority: int

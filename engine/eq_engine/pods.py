@@ -19,7 +19,7 @@ from typing import Any
 from . import keys
 from .errors import ObjectError, QuantityError
 from .gangs import gang_of
-from .lookups import Unsure, listing, mapping, metadata, text, timestamp
+from .lookups import Unsure, listing, mapping, metadata, quantities, text, timestamp
 from .objects import Pod, pack_uid
 from .parsing import PodFields, pod_fields
 from .quantities import ResourceList, resource_list
@@ -98,7 +98,7 @@ def _shared(items: tuple[tuple[str, int], ...]) -> ResourceList:
 
 def _resources(holder: Mapping[str, Any]) -> tuple[Any, Any]:
     """A resources block as hashable items: (requests, limits)."""
-    return _items(mapping(holder, "requests")), _items(mapping(holder, "limits"))
+    return _items(quantities(holder, "requests")), _items(quantities(holder, "limits"))
 
 
 def _items(amounts: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -162,7 +162,7 @@ def fast_pod_fields(raw: RawPod) -> PodFields:
         request = _request(
             tuple(map(_container, listing(spec, "containers"))),
             tuple(map(_container, listing(spec, "initContainers"))),
-            _items(mapping(spec, "overhead")),
+            _items(quantities(spec, "overhead")),
             None if pod_level is None else _resources(pod_level),
         )
     except TypeError:  # an unhashable quantity

@@ -37,8 +37,8 @@ class QuotaReader:
         status = raw.get("status")
         try:
             read, seen = _digest(settings), _digest(status)
-        except (ValueError, RecursionError):  # text not UTF-8, nesting too deep: no shortcut
-            return parse_quota(raw)
+        except (ValueError, RecursionError, TypeError):  # not UTF-8, too deep, keyed by a bool
+            return parse_quota(raw)  # (YAML): no shortcut
         where = (settings[0], settings[1])
         last = self._last.get(where)
         if last is not None and last[0] == read:

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from . import keys
 from .errors import ObjectError, QuantityError
-from .lookups import Unsure, mapping, metadata
+from .lookups import Unsure, mapping, metadata, quantities
 from .objects import Quota
 from .parsing import READ_METADATA, ElasticQuotaFields, canonical, quota_fields
 from .quantities import ResourceList, resource_list
@@ -36,13 +36,13 @@ def fast_quota_fields(raw: RawElasticQuota) -> ElasticQuotaFields:
     meta = metadata(raw)
     spec, status = mapping(raw, "spec"), mapping(raw, "status")
     return ElasticQuotaFields(
-        meta, _amounts(spec, "min"), _amounts(spec, "max"), _amounts(status, "used")
+        meta, _canonical_at(spec, "min"), _canonical_at(spec, "max"), _canonical_at(status, "used")
     )
 
 
-def _amounts(holder: dict[str, Any], key: str) -> ResourceList:
+def _canonical_at(holder: dict[str, Any], key: str) -> ResourceList:
     try:
-        return canonical(mapping(holder, key))
+        return canonical(quantities(holder, key))
     except (QuantityError, TypeError, ValueError):
         raise Unsure from None
 
@@ -80,7 +80,7 @@ def _build(fields: ElasticQuotaFields) -> Quota:
     )
 
 
-READ_ANNOTATIONS: Final = (
+_READ_ANNOTATIONS: Final = (
     keys.NAMESPACES,
     keys.STRICT_MAX_KEYS,
     keys.SHARED_WEIGHT,
@@ -119,6 +119,10 @@ def _resource_list_annotation(fields: ElasticQuotaFields, key: str) -> ResourceL
         raise _annotation_error(fields, key, str(error)) from None
 
 
+_OTHER_METADATA: Final = tuple(key for key in READ_METADATA if key not in ("namespace", "name"))
+"""What `quota_settings` takes of `metadata` beside its namespace and name, which come first."""
+
+
 def quota_settings(raw: RawElasticQuota) -> tuple[Any, ...] | None:
     """What `parse_quota` reads of `raw` but its status, its namespace and name first; None
     when not plainly shaped (only `parse_quota` may judge it)."""
@@ -136,9 +140,6 @@ def quota_settings(raw: RawElasticQuota) -> tuple[Any, ...] | None:
         namespace,
         name,
         *(meta.get(key) for key in _OTHER_METADATA),
-        *(annotations.get(key) for key in READ_ANNOTATIONS),
+        *(annotations.get(key) for key in _READ_ANNOTATIONS),
         raw.get("spec"),
     )
-
-
-_OTHER_METADATA: Final = tuple(key for key in READ_METADATA if key not in ("namespace", "name"))

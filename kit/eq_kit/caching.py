@@ -227,9 +227,10 @@ class Reflector:
             listing = pages(
                 self._http, self._url, limit=self._page, decoding=self._decoding, ahead=True
             )
-            async for page in listing:
-                version = version or page["metadata"]["resourceVersion"]
-                self._deliver(page.get("items") or (), seen)
+            async with contextlib.aclosing(listing):  # a failure here cancels the page asked for
+                async for page in listing:
+                    version = version or page["metadata"]["resourceVersion"]
+                    self._deliver(page.get("items") or (), seen)
         except ApiError as error:
             if not self._optional(error):
                 raise

@@ -233,7 +233,8 @@ async def pages(
             token = (page.get("metadata") or {}).get("continue") or ""
             following = asyncio.ensure_future(fetch(token)) if token and ahead else None
             # The probes and the operator's loop run between pages; and the request for the
-            # next page goes out now, before the caller's work on this one.
+            # next page goes out now (unless a new connection or a login must be awaited
+            # first), before the caller's work on this one.
             await asyncio.sleep(0)
             yield page
             if not token:

@@ -56,13 +56,13 @@ def _set_status(body: dict[str, Any], _: str, status: Any) -> None:
     body["status"] = status
 
 
-def _set_min(body: dict[str, Any], name: str, amount: Any) -> None:
+def _set_min(body: dict[str, Any], name: Any, amount: Any) -> None:
     spec = body["spec"] if isinstance(body.get("spec"), dict) else {}
     lowest = spec.get("min")
     body["spec"] = {**spec, "min": {**(lowest if isinstance(lowest, dict) else {}), name: amount}}
 
 
-def _set_label(body: dict[str, Any], key: str, value: Any) -> None:
+def _set_label(body: dict[str, Any], key: Any, value: Any) -> None:
     labels = body["metadata"].get("labels")
     body["metadata"]["labels"] = {**(labels if isinstance(labels, dict) else {}), key: value}
 
@@ -86,6 +86,10 @@ EDITS = st.one_of(
     st.tuples(st.just(_set_used), st.sampled_from(["cpu", "memory"]), QUANTITIES),
     st.tuples(st.just(_set_status), st.just(""), st.sampled_from([None, {}, "x", {"used": 4}])),
     st.tuples(st.just(_set_min), st.sampled_from(["cpu", "pods"]), QUANTITIES),
+    # YAML (simulate's files), unlike JSON, may key a map with a bool or a number
+    st.tuples(st.just(_set_min), st.sampled_from([1, True]), st.sampled_from(["4", 1])),
+    st.tuples(st.just(_set_label), st.sampled_from([1, True]), st.just("demand")),
+    st.tuples(st.just(_set_min), st.just("cpu"), st.sampled_from([1, True, 0, False])),
     st.tuples(
         st.just(_set_spec),
         st.sampled_from(["max", "extra", ""]),

@@ -227,3 +227,18 @@ def test_replicas_share_one_labels_dict_without_the_capacity_label() -> None:
     assert labelled.labels == unlabelled.labels
     assert labelled.labels is unlabelled.labels
     assert keys.CAPACITY not in labelled.labels and labelled.labels["app"] == "worker"
+
+
+def test_a_bool_quantity_is_refused_even_after_the_number_it_equals() -> None:
+    """`True == 1` to the caches keyed by quantities: the pod read first must not decide."""
+    for amount in (1, True):
+        raw = realistic.pod("ml", "train", requests={"cpu": amount})
+        try:
+            parse_pod(raw)
+            outcome = "read"
+        except ObjectError as error:
+            outcome = str(error)
+    assert outcome == (
+        "Pod ml/train: spec.containers[0].resources.requests: True: expected a quantity string "
+        "or a number (resource cpu)"
+    )

@@ -99,3 +99,16 @@ def test_realistic_quotas_take_the_fast_path_and_read_alike(raw: dict[str, Any])
     assert quick == full(raw)
     quota, _ = read(raw)
     assert quota.name == raw["metadata"]["name"] and quota.min == quick.min
+
+
+def test_a_bool_quantity_is_refused_even_after_the_number_it_equals() -> None:
+    """`True == 1` to a cache keyed by quantities: the one read first must not decide."""
+    for amount in (1, True):
+        body = copy.deepcopy(base())
+        body["spec"]["min"]["cpu"] = amount
+        outcome = read(body)
+    assert outcome == (
+        "error",
+        "ElasticQuota quotas/team-a: spec.min: True: expected a quantity string or a number "
+        "(resource cpu)",
+    )

@@ -110,14 +110,25 @@ async def test_reading_ahead_the_next_page_is_asked_for_before_the_caller_reads(
     assert seen == [(["a", "b"], 2), (["c", "d"], 3), (["e"], 3)]
 
 
-async def test_reading_ahead_the_page_asked_for_is_cancelled_once_the_caller_stops() -> None:
+class _Failed(Exception):
+    pass
+
+
+@pytest.mark.parametrize("stop", ["break", "raise"])
+async def test_reading_ahead_the_page_asked_for_is_cancelled_once_the_caller_stops(
+    stop: str,
+) -> None:
+    """Whether the caller stops or fails on a page, closing the listing (as the reflector
+    does) cancels the request for the next one."""
     pager = Pager(list("abcde"))
     pager.hold = asyncio.Event()  # the second page's answer never comes
     listing = pages(pager, "/api/v1/pods", limit=2, ahead=True)  # type: ignore[arg-type]
-    async with contextlib.aclosing(listing):
-        async for _ in listing:
-            await asyncio.sleep(0)
-            break
+    with contextlib.suppress(_Failed):
+        async with contextlib.aclosing(listing):
+            async for _ in listing:
+                if stop == "raise":
+                    raise _Failed
+                break
     await asyncio.sleep(0)
     pager.hold.set()
     await asyncio.sleep(0)
