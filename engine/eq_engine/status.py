@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+import msgspec
+
 from .quantities import ResourceList
 
 
-@dataclass(frozen=True, slots=True)
-class GroupStatus:
-    """One group's settings and computed values, in canonical units."""
+class GroupStatus(msgspec.Struct, frozen=True):
+    """One group's settings and computed values, in canonical units. A msgspec struct: made in
+    C (a frozen dataclass sets each of its 16 fields through `object.__setattr__`), at every
+    recompute for each group whose numbers moved."""
 
     name: str
     namespace: str
