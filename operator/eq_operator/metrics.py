@@ -70,7 +70,9 @@ class Metrics:
         )
         self.api_latency = Histogram(
             "elastic_quota_api_request_duration_seconds",
-            "Time until the API server answered (a watch: until it started streaming).",
+            "Time until the API server answered, as the operator's loop saw it: a busy loop adds "
+            "to it, as when a LIST's next page is asked for while this one is read (a watch: "
+            "until it started streaming).",
             ["verb"],
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
             registry=r,
