@@ -22,13 +22,10 @@ class Unsure(Exception):
     """A fast path met something only the full validation may judge."""
 
 
-_EMPTY: dict[str, Any] = {}
-
-
 def mapping(holder: Any, key: str) -> dict[str, Any]:
     value = holder.get(key)
     if value is None:
-        return _EMPTY
+        return {}  # a new one each time: a shared one would be one mutation from wrong everywhere
     if type(value) is not dict:
         raise Unsure
     return value
