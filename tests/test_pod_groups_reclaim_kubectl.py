@@ -142,12 +142,19 @@ async def test_a_gang_is_reclaimed_whole_or_not_at_all(tmp_path: Path):
                 await consistently(
                     lambda: len(evictions.names) == 5, seconds=2 * DELAY, what="no more"
                 )
-                (eq,) = rows((await kubectl.run("kubectl get eq borrower -n borrower")).out)
-                assert eq["WAITING"] == "4 (1 gang)" and '"cpu":"1"' in eq["USED"], eq
-                reclaimed = await kubectl.run(
-                    "kubectl get events -n borrower --field-selector reason=Reclaimed"
+                await kubectl.until(  # WAITING and USED: the annotations' and the status' writes
+                    "kubectl get eq borrower -n borrower",
+                    lambda r: (
+                        rows(r.out)[0]["WAITING"] == "4 (1 gang)"
+                        and '"cpu":"1"' in rows(r.out)[0]["USED"]
+                    ),
+                    what="the gang's 4 replacements waiting and api's cpu used",
                 )
-                assert "the pod's gang borrower/train goes whole (4 pods)" in reclaimed.out
+                await kubectl.until(  # Events are written on their own
+                    "kubectl get events -n borrower --field-selector reason=Reclaimed",
+                    lambda r: "the pod's gang borrower/train goes whole (4 pods)" in r.out,
+                    what="the gang's Reclaimed Events",
+                )
                 _, operator = processes
                 async with (
                     aiohttp.ClientSession() as session,

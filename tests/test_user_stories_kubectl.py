@@ -155,13 +155,11 @@ async def a_pod_waits_behind_its_gate_until_capacity_frees(kubectl: Kubectl, tmp
         lambda r: statuses(r.out) == waiting,
         what="three pods running and the fourth gated",
     )
-    described = await kubectl.until(
+    told = "waiting for quota: team-a runtime cpu 3, used or admitted 3, this pod 1"
+    await kubectl.until(  # the Event's message as the numbers settle, not only its reason
         "kubectl describe pod p4 -n team-a",
-        lambda r: "WaitingForQuota" in r.out,
+        lambda r: "WaitingForQuota" in r.out and told in r.out,
         what="the WaitingForQuota Event",
-    )
-    assert (
-        "waiting for quota: team-a runtime cpu 3, used or admitted 3, this pod 1" in described.out
     )
     await kubectl.until(
         "kubectl get eq -A",

@@ -153,11 +153,13 @@ async def test_node_selector_and_required_affinity_choose_the_node(api, client, 
     # `kubectl label node gpu-v100-1 example.com/pool=training`: the node's event wakes it.
     labelled = {"metadata": {"labels": {POOL: "training"}}}
     await client.call("PATCH", "/api/v1/nodes/gpu-v100-1", labelled, content_type=MERGE)
-    await eventually(
-        lambda: api.get("pods", "in-a-pool", "apps")["spec"].get("nodeName") == "gpu-v100-1",
-        what="in-a-pool bound once a node is in the pool",
+    await eventually(  # bound, then marked running: two writes
+        lambda: (
+            api.get("pods", "in-a-pool", "apps")["spec"].get("nodeName") == "gpu-v100-1"
+            and api.get("pods", "in-a-pool", "apps")["status"]["phase"] == "Running"
+        ),
+        what="in-a-pool bound and running once a node is in the pool",
     )
-    assert api.get("pods", "in-a-pool", "apps")["status"]["phase"] == "Running"
 
 
 async def test_gt_lt_and_match_fields(api, client, scheduler):

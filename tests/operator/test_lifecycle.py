@@ -240,7 +240,13 @@ async def test_probes_and_metrics(api, client, tmp_path):
         labels = sum(1 for label in actual(api)[1].values() if label is not None)
         patched = sum(1 for r in api.journal if r[:2] == ("patch", "pods"))
         assert patched == labels
-        assert f'elastic_quota_api_writes_total{{kind="Pod",result="ok"}} {labels}.0' in page
+        written = f'elastic_quota_api_writes_total{{kind="Pod",result="ok"}} {labels}.0'
+        # counted once the answer is read, a moment after the server stored the label
+
+        async def counted() -> bool:
+            return written in (await operator.get("/metrics"))[1]
+
+        await eventually(counted, what="every label write counted")
         assert 'result="error"' not in page  # no write read back as not held, nor refused
         await client.delete(quota("sub-2", namespace="sub-2"))
 
