@@ -93,7 +93,12 @@ async def invalid_trees_are_refused_with_a_readable_message(kubectl: Kubectl, tm
             "parent 'nowhere' does not exist",
         ),
     ):
-        refused = await kubectl.run(f"kubectl apply -f {manifest(tmp, 'bad.yaml', text)}", ok=False)
+        # refused either way; for this reason once the webhook's watch has the tree just applied
+        refused = await kubectl.until(
+            f"kubectl apply -f {manifest(tmp, 'bad.yaml', text)}",
+            lambda r, reason=reason: denied + reason in r.err,
+            what=f"the refusal: {reason}",
+        )
         assert refused.code == 1, refused
         assert refused.err.startswith("Error from server (Forbidden): error when creating"), refused
         assert denied + reason in refused.err, refused
@@ -125,11 +130,17 @@ async def a_finalizer_comes_off_a_pod_in_a_parent_groups_namespace(
         "quota.scheduling.koordinator.sh/namespaces='[\"research-jobs\"]'"
     )
     job = manifest(tmp, "job.yaml", pods("research-jobs", "job", finalizer=True))
-    refused = await kubectl.run(f"kubectl apply -f {job}", ok=False)
-    assert (
+    parent = (
         "denied the request: Pod research-jobs/job: metadata.namespace: 'research' is a parent "
         "group: pods belong in leaves"
-    ) in refused.err, refused
+    )
+    await kubectl.until(  # a dry run, until the webhook's watch has the annotation
+        f"kubectl apply --dry-run=server -f {job}",
+        lambda r: parent in r.err,
+        what="the webhook to know research's namespaces",
+    )
+    refused = await kubectl.run(f"kubectl apply -f {job}", ok=False)
+    assert parent in refused.err, refused
     endpoints = dict(api.admission.services)
     api.admission.services.clear()  # the webhook's Service has no endpoints
     await kubectl.run(f"kubectl apply -f {job}")
