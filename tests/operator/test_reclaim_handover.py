@@ -123,6 +123,15 @@ async def test_a_new_leader_waits_out_the_window_the_old_leader_began(api, hando
             lambda: new.view.reclaim_stamps.get("borrower") == stamp(api, "borrower") is not None,
             what="the new leader to see the old leader's stamp",
         )
+
+        def leaving(name: str) -> bool:
+            pod = new.view.engine.pod(f"borrower/{name}")
+            return pod is None or pod.terminating
+
+        await eventually(  # the pod watch, apart from the groups' watch that brought the stamp
+            lambda: all(leaving(name) for name in taken),
+            what="the new leader to see the evicted pods leave",
+        )
         new.loop.leading_changed(True)
         while clock.now < began + DELAY:  # the borrower is still over its runtime throughout
             await a_round(new, acting=True)
