@@ -15,7 +15,8 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from .parsing import MetadataFields
+from .errors import QuantityError
+from .parsing import MetadataFields, canonical
 
 
 class Unsure(Exception):
@@ -66,6 +67,15 @@ def quantities(holder: Mapping[str, Any], key: str) -> dict[str, Any]:
         if type(name) is not str or type(amount) is bool:
             raise Unsure
     return value
+
+
+def in_units(amounts: Mapping[str, Any]) -> dict[str, int]:
+    """A resource list in canonical units (`parsing.canonical`); `Unsure` where a quantity does
+    not read, for the models to name it."""
+    try:
+        return canonical(amounts)
+    except (QuantityError, TypeError, ValueError):
+        raise Unsure from None
 
 
 _RFC3339 = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?(Z|[+-]\d\d:\d\d)")

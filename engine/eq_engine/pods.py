@@ -17,12 +17,12 @@ from functools import lru_cache
 from typing import Any
 
 from . import keys
-from .errors import ObjectError, QuantityError
+from .errors import ObjectError
 from .gangs import gang_of
-from .lookups import Unsure, listing, mapping, metadata, quantities, text, timestamp
+from .lookups import Unsure, in_units, listing, mapping, metadata, quantities, text, timestamp
 from .objects import Pod, pack_uid
 from .parsing import PodFields, pod_fields
-from .quantities import ResourceList, resource_list
+from .quantities import ResourceList
 from .raw import RawPod
 from .requests import ContainerRequests, pod_request
 
@@ -126,21 +126,14 @@ def _request(
     Callers never change the dict."""
 
     def read(requests: Any, limits: Any, sidecar: bool = False) -> ContainerRequests:
-        return ContainerRequests(_amounts(requests), _amounts(limits), sidecar)
+        return ContainerRequests(in_units(dict(requests)), in_units(dict(limits)), sidecar)
 
     return pod_request(
         containers=[read(*c) for c in containers],
         init_containers=[read(*c) for c in init_containers],
-        overhead=_amounts(overhead),
+        overhead=in_units(dict(overhead)),
         pod_level=None if pod_level is None else read(*pod_level),
     )
-
-
-def _amounts(items: tuple[tuple[str, Any], ...]) -> dict[str, int]:
-    try:
-        return resource_list(dict(items))
-    except (QuantityError, TypeError, ValueError):
-        raise Unsure from None
 
 
 def fast_pod_fields(raw: RawPod) -> PodFields:

@@ -14,9 +14,9 @@ from typing import Any, Final
 
 from . import keys
 from .errors import ObjectError, QuantityError
-from .lookups import Unsure, mapping, metadata, quantities
+from .lookups import Unsure, in_units, mapping, metadata, quantities
 from .objects import Quota
-from .parsing import READ_METADATA, ElasticQuotaFields, canonical, quota_fields
+from .parsing import READ_METADATA, ElasticQuotaFields, quota_fields
 from .quantities import ResourceList, resource_list
 from .raw import RawElasticQuota
 
@@ -36,15 +36,11 @@ def fast_quota_fields(raw: RawElasticQuota) -> ElasticQuotaFields:
     meta = metadata(raw)
     spec, status = mapping(raw, "spec"), mapping(raw, "status")
     return ElasticQuotaFields(
-        meta, _canonical_at(spec, "min"), _canonical_at(spec, "max"), _canonical_at(status, "used")
+        meta,
+        in_units(quantities(spec, "min")),
+        in_units(quantities(spec, "max")),
+        in_units(quantities(status, "used")),
     )
-
-
-def _canonical_at(holder: dict[str, Any], key: str) -> ResourceList:
-    try:
-        return canonical(quantities(holder, key))
-    except (QuantityError, TypeError, ValueError):
-        raise Unsure from None
 
 
 def _build(fields: ElasticQuotaFields) -> Quota:
