@@ -3,9 +3,10 @@ a watch of one group may bring, for the readers of a group to agree on."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from eq_engine import keys
+from eq_engine import ObjectError, keys
 from hypothesis import strategies as st
 
 from tests import realistic
@@ -119,3 +120,12 @@ EDITS = st.one_of(
         ),
     ),
 )
+
+
+def outcome(read: Callable[[Any], Any], body: dict[str, Any]) -> tuple[Any, ...]:
+    """What `read` makes of `body`: the group with its `status.used`, or the error."""
+    try:
+        quota = read(body)
+    except ObjectError as error:
+        return ("unreadable", str(error))
+    return ("read", quota, quota.used)

@@ -4,24 +4,15 @@ of the operator's own writes from memory."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from typing import Any
 
 import pytest
-from eq_engine import ObjectError, QuotaReader, keys, parse_quota
+from eq_engine import QuotaReader, keys, parse_quota
 from eq_engine import quota_reader as reader_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.engine.quota_edits import EDITS, annotations_of, base
-
-
-def outcome(read: Callable[[Any], Any], body: dict[str, Any]) -> tuple[Any, ...]:
-    try:
-        quota = read(body)
-    except ObjectError as error:
-        return ("unreadable", str(error))
-    return ("read", quota, quota.used)
+from tests.engine.quota_edits import EDITS, annotations_of, base, outcome
 
 
 @settings(max_examples=300, deadline=None)
