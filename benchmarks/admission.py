@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bytecode import compile_project
 from tests.apiserver import ApiServer
 from tests.kube import Client
 from tests.manifests import node, pod, quota
@@ -148,6 +149,7 @@ def arguments() -> argparse.Namespace:
 
 
 async def main() -> None:
+    compile_project()
     runs = [await admit(groups(), gated_pods()) for _ in range(arguments().runs)]
     report(runs, "gated pods")
 

@@ -31,6 +31,7 @@ from typing import Any
 from eq_operator.settings import OperatorSettings
 
 from benchmarks import cluster
+from benchmarks.bytecode import compile_project
 from benchmarks.emulator import collector_off
 from benchmarks.scale import ready, start
 from tests.apiserver import ApiServer
@@ -203,6 +204,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="how long the churn lasts")
     parser.add_argument("--api-qps", type=float, default=None, help="default: the operator's")
     args = parser.parse_args()
+    compile_project()
     budget = "default budget" if args.api_qps is None else f"--api-qps {args.api_qps:g}"
     qps = DEFAULTS.api_qps if args.api_qps is None else args.api_qps
     for run_ in range(args.runs):

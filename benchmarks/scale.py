@@ -42,6 +42,7 @@ import aiohttp
 
 from benchmarks import cluster, pools
 from benchmarks.binding import churn, churned
+from benchmarks.bytecode import compile_project
 from benchmarks.emulator import collector_off
 from benchmarks.looking import TICK, Groups
 from tests.apiserver import ApiServer
@@ -262,6 +263,7 @@ def main() -> None:
         "measured (the labels follow at the budget's pace), with no churn",
     )
     args = parser.parse_args()
+    compile_project()
     budget = {"0": "rate limit off", "default": "the default write budget"}.get(
         args.api_qps, f"--api-qps {args.api_qps}"
     )

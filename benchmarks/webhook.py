@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import cluster
+from benchmarks.bytecode import compile_project
 from tests.apiserver import ApiServer
 from tests.webhook.conftest import Certificates, review, start_webhook, stop_webhook
 
@@ -53,6 +54,7 @@ def reviews(count: int) -> list[dict[str, Any]]:
 
 
 async def main() -> None:
+    compile_project()
     async with ApiServer() as api:
         api.seed(*cluster.quotas(), *cluster.nodes())
         with tempfile.TemporaryDirectory() as tmp:
