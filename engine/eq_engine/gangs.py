@@ -95,6 +95,10 @@ class PodGroup:
     problem: str | None = None
 
 
+_NAMING_LABELS: Final = frozenset([LIGHT_NAME, *(k.label for k in POD_GROUP_KINDS if k.label)])
+"""The labels that can name a pod's gang: most pods carry none, and are done with at once."""
+
+
 def gang_of(
     namespace: str,
     labels: Mapping[str, str],
@@ -104,6 +108,8 @@ def gang_of(
     """The gang a pod belongs to, if any: a PodGroup it names (Koordinator's label first, as
     Koordinator looks, then scheduler-plugins' and Kubernetes' `schedulingGroup`), else the
     gang its Koordinator annotations declare."""
+    if not scheduling_group and NAME not in annotations and _NAMING_LABELS.isdisjoint(labels):
+        return None
     for kind in POD_GROUP_KINDS:
         name = labels.get(kind.label) if kind.label else scheduling_group
         if name:

@@ -266,7 +266,7 @@ class PodFields(NamedTuple):
     priority: int
     phase: str
     start_time: float | None
-    request: dict[str, int]
+    request: ResourceList
     scheduling_group: str
     """`spec.schedulingGroup.podGroupName`; empty: none."""
 

@@ -37,9 +37,10 @@ def parse_pod(raw: RawPod, *, namespace: str = "", key: str | None = None) -> Po
     read.
     """
     try:
-        fields = fast_pod_fields(raw)
+        fields = fast_pod_fields(raw)  # its request one of `_shared`'s already
     except Unsure:
         fields = pod_fields(raw)
+        fields = fields._replace(request=_shared(tuple(sorted(fields.request.items()))))
     return _build(fields, namespace, key)
 
 
@@ -57,7 +58,7 @@ def _build(fields: PodFields, namespace: str, key: str | None = None) -> Pod:
         node_name=sys.intern(fields.node_name),
         terminating=meta.deleted is not None,
         phase=sys.intern(fields.phase),
-        request=_shared(tuple(sorted(fields.request.items()))),
+        request=fields.request,
         scheduling_gates=_gates(tuple(map(sys.intern, fields.gates))) if fields.gates else (),
         created=meta.created or 0.0,
         # a static pod's mirror, like a DaemonSet's pod, runs where it is
@@ -121,19 +122,20 @@ def _request(
     init_containers: tuple[Any, ...],
     overhead: tuple[tuple[str, Any], ...],
     pod_level: tuple[Any, Any] | None,
-) -> dict[str, int]:
-    """The pod's request from its resources as written: computed once per workload shape.
-    Callers never change the dict."""
+) -> ResourceList:
+    """The pod's request from its resources as written: computed once per workload shape, and
+    one dict for the shapes of equal requests (`_shared`). Callers never change the dict."""
 
     def read(requests: Any, limits: Any, sidecar: bool = False) -> ContainerRequests:
         return ContainerRequests(in_units(dict(requests)), in_units(dict(limits)), sidecar)
 
-    return pod_request(
+    request = pod_request(
         containers=[read(*c) for c in containers],
         init_containers=[read(*c) for c in init_containers],
         overhead=in_units(dict(overhead)),
         pod_level=None if pod_level is None else read(*pod_level),
     )
+    return _shared(tuple(sorted(request.items())))
 
 
 def fast_pod_fields(raw: RawPod) -> PodFields:
