@@ -1,11 +1,14 @@
 """Leader election by client-go's rules, against the emulated API server: expiry measured on
-the local clock from the last change of the Lease seen, renewals retried until the deadline."""
+the local clock from the last change of the Lease seen, renewals retried until the deadline.
+
+The candidate's clock moves only when a test moves it (`Manual`): a test process that stalls
+for a second under load must not make a live Lease look expired, or a renewal look late."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from eq_kit.kube import Http
@@ -13,7 +16,8 @@ from eq_operator.leadership import Leadership
 from kubernetes_asyncio import client
 
 from tests.apiserver import ApiServer
-from tests.waiting import eventually
+from tests.operator.inprocess import Manual
+from tests.waiting import consistently, eventually
 
 NAMESPACE, NAME = "koordinator-system", "elastic-quota-operator"
 SKEWED = "2001-01-01T00:00:00.000000Z"  # a holder whose clock is far behind
@@ -29,7 +33,9 @@ def lease(holder: str, renewed: str = SKEWED) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def candidate(api: ApiServer, changes: list[bool]) -> AsyncIterator[Leadership]:
+async def candidate(
+    api: ApiServer, changes: list[bool], clock: Manual
+) -> AsyncIterator[Leadership]:
     configuration = client.Configuration(host=api.url)
     configuration.api_key = {"authorization": "Bearer admin"}
     async with client.ApiClient(configuration) as session:
@@ -40,6 +46,7 @@ async def candidate(api: ApiServer, changes: list[bool]) -> AsyncIterator[Leader
             identity="me",
             duration=1.0,
             on_change=changes.append,
+            clock=clock,
         )
         task = asyncio.create_task(leadership.run())
         try:
@@ -50,25 +57,37 @@ async def candidate(api: ApiServer, changes: list[bool]) -> AsyncIterator[Leader
                 await task
 
 
-async def renew(api: ApiServer, holder: str, times: int) -> None:
-    """Another replica renews every 0.2 s, stamping renewTime with its skewed clock."""
+async def renew(api: ApiServer, holder: str, clock: Manual, times: int) -> None:
+    """Another replica renews, stamping renewTime with its skewed clock, 0.2 s apart on the
+    candidate's clock; each renewal is read by the candidate before the clock moves on."""
     leases = api.catalog.named("leases")
     for count in range(times):
         stored = api.get("leases", NAME, NAMESPACE)
         assert stored is not None
         spec = {**stored["spec"], "renewTime": SKEWED.replace("00.0", f"{count % 60:02d}.0")}
         api.storage.put(leases, {**stored, "spec": spec}, type="MODIFIED")
-        await asyncio.sleep(0.2)
+        await eventually(read_after(api, api.count("get", "leases")), what="the renewal read")
+        clock.now += 0.2
+
+
+def read_after(api: ApiServer, reads: int) -> Callable[[], bool]:
+    """Whether the Lease was read since `reads` reads."""
+    return lambda: api.count("get", "leases") > reads
 
 
 async def test_a_stand_by_leaves_a_live_lease_alone_whatever_the_holders_clock(api):
     api.seed(lease("other"))
     changes: list[bool] = []
-    async with candidate(api, changes) as leadership:
-        await renew(api, "other", times=15)  # 3 s, three lease durations
+    clock = Manual()
+    async with candidate(api, changes, clock) as leadership:
+        await renew(api, "other", clock, times=15)  # 3 s, three lease durations
         assert changes == []
-        # The holder stops renewing: taken a duration after its last change was seen.
-        await eventually(lambda: leadership.leading, timeout=5, what="the Lease taken")
+        # The holder stops renewing: taken a duration after its last change was seen (0.2 s
+        # before the clock's last step).
+        clock.now += 0.7
+        await consistently(lambda: not leadership.leading, seconds=0.5, what="the Lease left")
+        clock.now += 0.2
+        await eventually(lambda: leadership.leading, what="the Lease taken")
         stored = api.get("leases", NAME, NAMESPACE)
         assert stored is not None and stored["spec"]["holderIdentity"] == "me"
         assert stored["spec"]["leaseTransitions"] == 1
@@ -76,18 +95,20 @@ async def test_a_stand_by_leaves_a_live_lease_alone_whatever_the_holders_clock(a
 
 async def test_a_failed_renewal_is_retried_before_leadership_is_given_up(api):
     changes: list[bool] = []
-    async with candidate(api, changes) as leadership:
+    clock = Manual()
+    async with candidate(api, changes, clock) as leadership:
         await eventually(lambda: leadership.leading, what="leading")
-        api.fault("PATCH", "leases", status=500, times=1)
-        api.fault("GET", "leases", status=500, times=1)
-        await eventually(
-            lambda: api.faults.active == [] or all(f.spent for f in api.faults.active),
-            what="both faults met",
-        )
+        patch = api.fault("PATCH", "leases", status=500, times=1)
+        get = api.fault("GET", "leases", status=500, times=1)
+        await eventually(lambda: patch.spent and get.spent, what="both faults met")
+        clock.now += 0.6  # since the last renewal: within the deadline (2/3 of the 1 s Lease)
         renewals = api.count("patch", "leases")
         await eventually(lambda: api.count("patch", "leases") > renewals + 3, what="renewals")
         assert changes == [True]
         # Renewals failing for longer than the renew deadline: it steps down.
-        api.fault("PATCH", "leases", status=500, seconds=2)
+        failing = api.fault("PATCH", "leases", status=500, times=10**6)
+        await eventually(lambda: failing.hits > 0, what="a renewal failing")
+        clock.now += 0.7
         await eventually(lambda: changes == [True, False], what="stepping down")
+        api.faults.clear()
         await eventually(lambda: changes == [True, False, True], what="leading again")
