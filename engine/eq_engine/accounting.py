@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from .integers import Amounts, amounts, present
+from .integers import Amounts, amount_rows, amounts, present, present_rows
 from .objects import Pod
 from .runtime import Index, Mask, Runs, scale_min, split
 from .tree import DEFAULT, ROOT, SYSTEM, Tree
@@ -48,10 +48,7 @@ class Accounting:
         groups = tree.groups
         rows = len(groups)
 
-        def matrix(values: Iterable[Amounts | np.ndarray]) -> np.ndarray:
-            return np.array(list(values)).reshape(rows, len(names))
-
-        has_max = matrix(present(g.max, names) for g in groups)
+        has_max = present_rows([g.max for g in groups], names)
         bounded = np.array([g.max is not None for g in groups])
         lend = np.array([g.allow_lent for g in groups])
         has_runtime = has_max.copy()
@@ -65,7 +62,7 @@ class Accounting:
             has_runtime[DEFAULT] = False
         ceiling = has_max & bounded[:, None]
         ceiling[[SYSTEM, DEFAULT]] = False  # their whole request goes up
-        has_min = matrix(present(g.min, names) for g in groups)
+        has_min = present_rows([g.min for g in groups], names)
         order = sorted(range(rows), key=lambda i: groups[i].name)
         tie_rank = np.empty(rows, dtype=np.intp)
         tie_rank[order] = np.arange(rows)
@@ -81,11 +78,11 @@ class Accounting:
         each."""
         self.ceiling: Mask = ceiling
         """Clip to max: bounded groups on their max keys (never the built-ins)."""
-        self.max: Amounts = matrix(amounts(g.max, names) for g in groups)
+        self.max: Amounts = amount_rows([g.max for g in groups], names)
         self.floor: Mask = has_min & ~lend[:, None]
         """Raise request to min: non-lending groups on their min keys."""
-        self.min: Amounts = matrix(amounts(g.min, names) for g in groups)
-        self.weight: Amounts = matrix(amounts(g.shared_weight, names) for g in groups)
+        self.min: Amounts = amount_rows([g.min for g in groups], names)
+        self.weight: Amounts = amount_rows([g.shared_weight for g in groups], names)
         self.lend: Mask = lend
         self.tie_rank: Index = tie_rank
         self.has_runtime: Mask = has_runtime

@@ -8,7 +8,7 @@ switch to `dtype=object` arrays of Python ints, with which every helper here is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,18 +35,35 @@ def clamp(value: int) -> int:
     return max(0, min(value, LIMIT))
 
 
+def amount_rows(rows: Sequence[Mapping[str, int] | None], names: Sequence[str]) -> Amounts:
+    """A row of amounts for `names` per resource list (None: all 0), 0 where a name is
+    missing, clamped to `[0, LIMIT]`: a tree's groups in one array, made at once."""
+    table = [[0] * len(names) if row is None else [row.get(n, 0) for n in names] for row in rows]
+    try:
+        matrix = np.array(table, dtype=np.int64)
+    except OverflowError:  # an amount beyond int64: each clamped as a Python int, exactly
+        matrix = np.array([[clamp(value) for value in row] for row in table], dtype=np.int64)
+    return np.clip(matrix.reshape(len(rows), len(names)), 0, LIMIT)
+
+
 def amounts(resources: Mapping[str, int] | None, names: Sequence[str]) -> Amounts:
-    """A row of amounts for `names`, 0 where a name is missing, clamped to `[0, LIMIT]`."""
-    values = resources or {}
-    return np.array([clamp(values.get(name, 0)) for name in names], dtype=np.int64)
+    """One resource list's row of `amount_rows`."""
+    row: Amounts = amount_rows([resources], names)[0]
+    return row
 
 
-def present(resources: Iterable[str] | None, names: Sequence[str]) -> npt.NDArray[np.bool_]:
-    """Which of `names` are keys of `resources`; all of them when `resources` is None."""
-    if resources is None:
-        return np.ones(len(names), dtype=bool)
-    keyset = set(resources)
-    return np.array([name in keyset for name in names], dtype=bool)
+def present_rows(
+    rows: Sequence[Collection[str] | None], names: Sequence[str]
+) -> npt.NDArray[np.bool_]:
+    """Which of `names` are keys of each resource list (all of them for None), one row each."""
+    table = [[True] * len(names) if row is None else [n in row for n in names] for row in rows]
+    return np.array(table, dtype=bool).reshape(len(rows), len(names))
+
+
+def present(resources: Collection[str] | None, names: Sequence[str]) -> npt.NDArray[np.bool_]:
+    """One resource list's row of `present_rows`."""
+    row: npt.NDArray[np.bool_] = present_rows([resources], names)[0]
+    return row
 
 
 def largest(values: npt.NDArray[Any]) -> float:

@@ -143,3 +143,21 @@ def test_a_rebuild_counts_many_alike_pods_as_adding_them_one_by_one():
     one_by_one.recompute()
     assert rebuilt.status("t") == one_by_one.status("t")
     assert rebuilt.status("t").used == {"cpu": 7500, "memory": 30 * 2**30}
+
+
+def test_an_amount_beyond_int64_counts_as_one_at_the_engines_limit():
+    """The engine's arrays are int64: a min or max written beyond that (100Ei of memory) is
+    held at the engine's limit, as one between the limit and int64 (1Ei) is."""
+
+    def engine(amount: str):
+        return run(
+            quota("t", min={"cpu": 500, "memory": amount}, max={"cpu": 1000, "memory": amount}),
+            pod("p", quota="t", cpu="250m", memory="1Gi"),
+            capacity={"cpu": 1000, "memory": "1Ei"},
+        )
+
+    beyond, within = engine("100Ei").status("t"), engine("1Ei").status("t")
+    computed = ("request", "runtime", "used", "effective_min", "over_quota_pods")
+    assert [getattr(beyond, f) for f in computed] == [getattr(within, f) for f in computed]
+    assert beyond.effective_min == {"cpu": 500_000, "memory": 2**56}  # the limit
+    assert beyond.runtime == beyond.used == {"cpu": 250, "memory": 2**30}
