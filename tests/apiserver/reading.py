@@ -171,11 +171,13 @@ async def watch_objects(
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(watcher.wake.wait(), timeout=wait)
             watcher.wake.clear()
-            if deadline is not None and loop.time() >= deadline and not watcher.buffer:
-                break
+            # A bookmark due goes out even if the deadline passed meanwhile (a stalled loop):
+            # kube-apiserver makes sure one is sent before a watch times out.
             if bookmarks and loop.time() >= next_bookmark:
                 watcher.buffer.append(_bookmark(api, resource))
                 next_bookmark = loop.time() + api.config.bookmark_interval
+            if deadline is not None and loop.time() >= deadline and not watcher.buffer:
+                break
             lines, watcher.buffer = watcher.buffer, []
             if convert is not None:
                 lines = [convert(line) for line in lines]

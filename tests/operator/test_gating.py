@@ -164,7 +164,9 @@ async def test_an_ungated_pod_that_never_schedules_does_not_hold_the_budget(api,
 async def test_an_admitted_pod_holds_the_budget_only_for_the_admission_hold(api, client, tmp_path):
     team = quota("team", namespace="team", min={"cpu": 2}, max={"cpu": 2})
     store(api, team, node("n1", cpu="100"))
-    operator = await start_operator(tmp_path, api, "--admission-hold", "1")
+    # A hold of 4 s: the second pod must be judged while the first one's hold lasts, by an
+    # operator on the real clock that a loaded machine may stall for a second or two.
+    operator = await start_operator(tmp_path, api, "--admission-hold", "4")
     try:
         await client.create(gated("first", cpu="2"))
         await eventually(lambda: admitted(api, "team") == ["first"], what="the first admitted")

@@ -71,16 +71,19 @@ async def test_builtins_are_created_once_and_a_restart_writes_nothing(api, tmp_p
 
 async def test_one_replica_writes_and_the_other_takes_over(api, client, tmp_path):
     store(api, *tree())
-    one = await start_operator(tmp_path, api, name="one")
+    # A Lease of 15 s, not the suite's 2 s: a test process stalled for two seconds must not
+    # make "two" count a live Lease expired. A clean stop gives it up, so the hand-over is
+    # still prompt (two's next try, within 2.4 s).
+    lease = ("--lease-duration", "15")
+    one = await start_operator(tmp_path, api, *lease, name="one")
     two = None
     try:
         await eventually(lambda: converged(api), what="convergence by the first replica")
-        two = await start_operator(tmp_path, api, name="two")
+        two = await start_operator(tmp_path, api, *lease, name="two")
         before = writes(api)
         await client.create(pod("late", namespace="team-a", cpu="2"))
         await eventually(lambda: converged(api), what="convergence with two replicas")
-        lease = stored(api, LEASES)[0]
-        assert lease["spec"]["holderIdentity"] == "one"
+        assert stored(api, LEASES)[0]["spec"]["holderIdentity"] == "one"
         assert writes(api) > before  # somebody wrote, and the log shows who holds the Lease
         await one.stop()  # a clean stop gives the Lease up: "two" takes over at once
         await eventually(
