@@ -94,7 +94,11 @@ def _moment(value: str) -> float:
 
 
 def timestamp(holder: Mapping[str, Any], key: str) -> float | None:
-    value = holder.get(key)
+    return moment(holder.get(key))
+
+
+def moment(value: object) -> float | None:
+    """A timestamp's seconds since the epoch; None when absent."""
     if value is None:
         return None
     if type(value) is not str:

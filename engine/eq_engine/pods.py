@@ -3,10 +3,12 @@ path for the shapes the API server serves, which gives the same Pod or steps asi
 
 The operator reads every pod of the cluster at start-up and on every watch event, where
 pydantic costs about eight times the JSON decoding of the pod. The fast path reads the same
-fields with plain dict lookups and caches what pods of one workload share (their resources,
-their timestamps). Whatever it is not sure of (a value of an unexpected type, a timestamp in
-an unusual form, a bad quantity) it hands to the full validation, which judges it and names
-the field in its error. A property test checks both give the same Pod on varied pods.
+fields: the metadata with plain dict lookups, the spec and status as the structs of `raw.py`
+(msgspec checks their types as it makes them), and caches what pods of one workload share
+(their resources, their timestamps). Whatever it is not sure of (a value of an unexpected type,
+a timestamp in an unusual form, a bad quantity) it hands to the full validation, which judges
+it and names the field in its error. A property test checks both give the same Pod on varied
+pods.
 """
 
 from __future__ import annotations
@@ -14,16 +16,19 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar, cast
+
+import msgspec
+from msgspec import Struct
 
 from . import keys
 from .errors import ObjectError
 from .gangs import gang_of
-from .lookups import Unsure, in_units, listing, mapping, metadata, quantities, text, timestamp
+from .lookups import Unsure, in_units, metadata, moment
 from .objects import Pod, pack_uid
 from .parsing import PodFields, pod_fields
 from .quantities import ResourceList
-from .raw import RawPod
+from .raw import RawContainer, RawPod, RawPodSpec, RawPodStatus, RawResourceList, RawResources
 from .requests import ContainerRequests, pod_request
 
 
@@ -39,9 +44,18 @@ def parse_pod(raw: RawPod, *, namespace: str = "", key: str | None = None) -> Po
     try:
         fields = fast_pod_fields(raw)  # its request one of `_shared`'s already
     except Unsure:
-        fields = pod_fields(raw)
+        fields = pod_fields(_as_json(raw))
         fields = fields._replace(request=_shared(tuple(sorted(fields.request.items()))))
     return _build(fields, namespace, key)
+
+
+def _as_json(raw: RawPod) -> RawPod:
+    """The pod as JSON gives it, for the models: a spec or status the caches decoded into a
+    struct as a map again."""
+    if type(raw) is not dict:
+        return raw
+    parts = {part: raw[part] for part in ("spec", "status") if isinstance(raw.get(part), Struct)}
+    return cast(RawPod, {**raw, **msgspec.to_builtins(parts)}) if parts else raw
 
 
 def _build(fields: PodFields, namespace: str, key: str | None = None) -> Pod:
@@ -97,23 +111,35 @@ def _shared(items: tuple[tuple[str, int], ...]) -> ResourceList:
 # The fast path.
 
 
-def _resources(holder: Mapping[str, Any]) -> tuple[Any, Any]:
+def _resources(resources: RawResources) -> tuple[Any, Any]:
     """A resources block as hashable items: (requests, limits)."""
-    return _items(quantities(holder, "requests")), _items(quantities(holder, "limits"))
+    return _items(resources.requests), _items(resources.limits)
 
 
-def _items(amounts: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+def _items(amounts: RawResourceList | None) -> tuple[tuple[str, Any], ...]:
     return tuple(amounts.items()) if amounts else ()
 
 
-def _container(container: Any) -> tuple[Any, Any, bool]:
-    if type(container) is not dict:
-        raise Unsure
-    policy = container.get("restartPolicy")
-    if policy is not None and type(policy) is not str:
-        raise Unsure
-    requests, limits = _resources(mapping(container, "resources"))
-    return requests, limits, policy == "Always"
+def _container(container: RawContainer) -> tuple[Any, Any, bool]:
+    resources = container.resources
+    requests, limits = ((), ()) if resources is None else _resources(resources)
+    return requests, limits, container.restart_policy == "Always"
+
+
+_Part = TypeVar("_Part", RawPodSpec, RawPodStatus)
+
+
+def _part(value: object, shape: type[_Part]) -> _Part:
+    """A pod's spec or status as the caches decode it, or made of a JSON map; `Unsure` where a
+    field is not of its type."""
+    if type(value) is shape:
+        return value
+    if value is None:
+        return shape()
+    try:
+        return msgspec.convert(value, shape)
+    except msgspec.ValidationError:
+        raise Unsure from None
 
 
 @lru_cache(maxsize=16384)
@@ -139,36 +165,24 @@ def _request(
 
 
 def fast_pod_fields(raw: RawPod) -> PodFields:
-    """The fields `parsing.pod_fields` reads, by plain lookups; `Unsure` when in doubt."""
+    """The fields `parsing.pod_fields` reads, without the models; `Unsure` when in doubt."""
     meta = metadata(raw)
-    spec, status = mapping(raw, "spec"), mapping(raw, "status")
-    gates = []
-    for gate in listing(spec, "schedulingGates"):
-        if type(gate) is not dict or type(gate.get("name")) is not str:
-            raise Unsure
-        gates.append(gate["name"])
-    priority = spec.get("priority")
-    if priority is not None and type(priority) is not int:
-        raise Unsure
-    pod_level = spec.get("resources")
-    if pod_level is not None and type(pod_level) is not dict:
-        raise Unsure
-    try:
-        request = _request(
-            tuple(map(_container, listing(spec, "containers"))),
-            tuple(map(_container, listing(spec, "initContainers"))),
-            _items(quantities(spec, "overhead")),
-            None if pod_level is None else _resources(pod_level),
-        )
-    except TypeError:  # an unhashable quantity
-        raise Unsure from None
+    spec = _part(raw.get("spec"), RawPodSpec)
+    status = _part(raw.get("status"), RawPodStatus)
+    request = _request(
+        tuple(map(_container, spec.containers or ())),
+        tuple(map(_container, spec.init_containers or ())),
+        _items(spec.overhead),
+        None if spec.resources is None else _resources(spec.resources),
+    )
+    group = spec.scheduling_group
     return PodFields(
         meta=meta,
-        node_name=text(spec, "nodeName"),
-        gates=tuple(gates),
-        priority=priority or 0,
-        phase=text(status, "phase"),
-        start_time=timestamp(status, "startTime"),
+        node_name=spec.node_name or "",
+        gates=tuple(gate.name for gate in spec.scheduling_gates or ()),
+        priority=spec.priority or 0,
+        phase=status.phase or "",
+        start_time=moment(status.start_time),
         request=request,
-        scheduling_group=text(mapping(spec, "schedulingGroup"), "podGroupName"),
+        scheduling_group=(group.pod_group_name or "") if group else "",
     )

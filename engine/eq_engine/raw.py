@@ -1,9 +1,16 @@
-"""The JSON the engine reads: the API objects' fields, as `TypedDict`s.
+"""The JSON the engine reads: the API objects' fields, as `TypedDict`s, and a pod's spec and
+status as msgspec structs.
 
-As Kopf's `RawBody`, each is `total=False` (the API server leaves out empty fields) and names
-only what the engine reads; anything else an object holds is ignored. A `Raw*` type says what a
-parser reads, not that the object holds it: JSON is unchecked, so `parsing.py` (and the fast
-path of `pods.py`) check every field they read and name the one that does not fit.
+As Kopf's `RawBody`, each `TypedDict` is `total=False` (the API server leaves out empty fields)
+and names only what the engine reads; anything else an object holds is ignored. A `Raw*` type
+says what a parser reads, not that the object holds it: JSON is unchecked, so `parsing.py` (and
+the fast paths) check every field they read and name the one that does not fit.
+
+A pod's `spec` and `status` are structs (`RawPodSpec`, `RawPodStatus`): msgspec checks their
+fields' types as it makes them, in C, so the pods' fast path (`pods.py`) reads them without
+checking each again. The caches decode them so; a pod from elsewhere (a review, a file) holds
+them as JSON maps, which the fast path converts. Null is absent, as in the models; a value of
+another type makes the fast path step aside, for the models to name the field.
 
 `RawPod` and `RawNode` are also the schemas the caches decode pods and nodes into (`SCHEMAS`,
 `eq_kit.decoding`): a field the engine reads and these do not name is not there to read. Tests
@@ -14,6 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Final, TypedDict
+
+import msgspec
 
 RawResourceList = Mapping[str, str | int | float]
 """Resource name to quantity as written: `"500m"`, `"2Gi"`, `4`."""
@@ -38,38 +47,38 @@ class RawMeta(TypedDict, total=False):
     ownerReferences: Sequence[RawOwnerReference]
 
 
-class RawResources(TypedDict, total=False):
-    requests: RawResourceList
-    limits: RawResourceList
+class RawResources(msgspec.Struct, frozen=True, omit_defaults=True):
+    requests: RawResourceList | None = None
+    limits: RawResourceList | None = None
 
 
-class RawContainer(TypedDict, total=False):
-    resources: RawResources
-    restartPolicy: str
+class RawContainer(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    resources: RawResources | None = None
+    restart_policy: str | None = None
 
 
-class RawSchedulingGate(TypedDict, total=False):
+class RawSchedulingGate(msgspec.Struct, frozen=True):
     name: str
 
 
-class RawSchedulingGroup(TypedDict, total=False):
-    podGroupName: str
+class RawSchedulingGroup(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    pod_group_name: str | None = None
 
 
-class RawPodSpec(TypedDict, total=False):
-    nodeName: str
-    schedulingGroup: RawSchedulingGroup
-    schedulingGates: Sequence[RawSchedulingGate]
-    priority: int
-    containers: Sequence[RawContainer]
-    initContainers: Sequence[RawContainer]
-    overhead: RawResourceList
-    resources: RawResources
+class RawPodSpec(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    node_name: str | None = None
+    scheduling_group: RawSchedulingGroup | None = None
+    scheduling_gates: Sequence[RawSchedulingGate] | None = None
+    priority: int | None = None
+    containers: Sequence[RawContainer] | None = None
+    init_containers: Sequence[RawContainer] | None = None
+    overhead: RawResourceList | None = None
+    resources: RawResources | None = None
 
 
-class RawPodStatus(TypedDict, total=False):
-    phase: str
-    startTime: str
+class RawPodStatus(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    phase: str | None = None
+    start_time: str | None = None
 
 
 class RawPod(TypedDict, total=False):

@@ -242,3 +242,16 @@ def test_a_bool_quantity_is_refused_even_after_the_number_it_equals() -> None:
         "Pod ml/train: spec.containers[0].resources.requests: True: expected a quantity string "
         "or a number (resource cpu)"
     )
+
+
+@pytest.mark.parametrize("policy, cpu", [("Always", 3000), (None, 2000)])
+def test_a_sidecar_runs_beside_the_containers_on_both_paths(policy: str | None, cpu: int) -> None:
+    """An init container with `restartPolicy: Always` is a sidecar (Kubernetes 1.29+): it runs
+    beside the containers, so its request adds to theirs; a plain init container runs before
+    them, and only raises the pod's request to its own."""
+    init = {"name": "proxy", "resources": {"requests": {"cpu": "1"}}}
+    if policy is not None:
+        init["restartPolicy"] = policy
+    raw = pod("p", cpu="2", init=[init])
+    assert fast(raw) == full(raw)
+    assert parse_pod(raw).request == {"cpu": cpu}
