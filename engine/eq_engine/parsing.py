@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
-from typing import Annotated, Any, Final, NamedTuple, TypeVar
+from typing import Annotated, Any, Final, TypeVar
 
+import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import ObjectError
@@ -208,8 +209,10 @@ def status_used(status: Any) -> ResourceList | None:
         return None
 
 
-class MetadataFields(NamedTuple):
-    """What the engine reads of an object's `metadata`, validated."""
+class MetadataFields(msgspec.Struct, frozen=True):
+    """What the engine reads of an object's `metadata`, validated. These records are made for
+    every object read, so they are msgspec structs, made in C (a NamedTuple's constructor is
+    Python: five times as long)."""
 
     namespace: str
     name: str
@@ -238,7 +241,7 @@ def _metadata(model: _Metadata) -> MetadataFields:
     )
 
 
-class ElasticQuotaFields(NamedTuple):
+class ElasticQuotaFields(msgspec.Struct, frozen=True):
     """What the engine reads of an ElasticQuota, validated; `quotas.parse_quota` builds the
     Quota from it."""
 
@@ -257,7 +260,7 @@ def quota_fields(raw: RawElasticQuota) -> ElasticQuotaFields:
     )
 
 
-class PodFields(NamedTuple):
+class PodFields(msgspec.Struct, frozen=True):
     """What the engine reads of a pod, validated; `pods.parse_pod` builds the Pod from it."""
 
     meta: MetadataFields

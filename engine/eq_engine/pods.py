@@ -20,6 +20,7 @@ from typing import Any, TypeVar, cast
 
 import msgspec
 from msgspec import Struct
+from msgspec.structs import replace
 
 from . import keys
 from .errors import ObjectError
@@ -45,7 +46,7 @@ def parse_pod(raw: RawPod, *, namespace: str = "", key: str | None = None) -> Po
         fields = fast_pod_fields(raw)  # its request one of `_shared`'s already
     except Unsure:
         fields = pod_fields(_as_json(raw))
-        fields = fields._replace(request=_shared(tuple(sorted(fields.request.items()))))
+        fields = replace(fields, request=_shared(tuple(sorted(fields.request.items()))))
     return _build(fields, namespace, key)
 
 
