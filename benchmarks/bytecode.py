@@ -18,4 +18,4 @@ def compile_project() -> None:
     """Write the bytecode of every module under the source roots that lacks it or is stale."""
     for root in SOURCE_ROOTS:
         if not compileall.compile_dir(REPO / root, quiet=1):
-            raise RuntimeError(f"a module under {root}/ does not compile")
+            raise RuntimeError(f"a module under {root}/ could not be compiled or written")

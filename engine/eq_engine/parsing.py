@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
-from typing import Annotated, Any, Final, TypeVar
+from typing import Annotated, Any, Final, TypeVar, cast
 
 import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
@@ -276,7 +276,7 @@ class PodFields(msgspec.Struct, frozen=True):
 
 def pod_fields(raw: RawPod) -> PodFields:
     """A pod's fields through the full validation: the rule, and the error messages."""
-    parsed = _validate(_PodModel, "Pod", raw)
+    parsed = _validate(_PodModel, "Pod", _as_json(raw))
     spec = parsed.spec
     request = pod_request(
         containers=[_requests(c) for c in spec.containers],
@@ -294,6 +294,17 @@ def pod_fields(raw: RawPod) -> PodFields:
         request=request,
         scheduling_group=spec.scheduling_group.pod_group_name if spec.scheduling_group else "",
     )
+
+
+def _as_json(raw: RawPod) -> RawPod:
+    """The pod as JSON gives it, for the models: a spec or status the caches decoded into a
+    struct (`raw.RawPodSpec`, `RawPodStatus`) as a map again."""
+    if type(raw) is not dict:
+        return raw
+    parts = {
+        part: raw[part] for part in ("spec", "status") if isinstance(raw.get(part), msgspec.Struct)
+    }
+    return cast(RawPod, {**raw, **msgspec.to_builtins(parts)}) if parts else raw
 
 
 def _requests(holder: _Container | _Resources) -> ContainerRequests:

@@ -16,10 +16,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import msgspec
-from msgspec import Struct
 from msgspec.structs import replace
 
 from . import keys
@@ -45,18 +44,9 @@ def parse_pod(raw: RawPod, *, namespace: str = "", key: str | None = None) -> Po
     try:
         fields = fast_pod_fields(raw)  # its request one of `_shared`'s already
     except Unsure:
-        fields = pod_fields(_as_json(raw))
+        fields = pod_fields(raw)
         fields = replace(fields, request=_shared(tuple(sorted(fields.request.items()))))
     return _build(fields, namespace, key)
-
-
-def _as_json(raw: RawPod) -> RawPod:
-    """The pod as JSON gives it, for the models: a spec or status the caches decoded into a
-    struct as a map again."""
-    if type(raw) is not dict:
-        return raw
-    parts = {part: raw[part] for part in ("spec", "status") if isinstance(raw.get(part), Struct)}
-    return cast(RawPod, {**raw, **msgspec.to_builtins(parts)}) if parts else raw
 
 
 def _build(fields: PodFields, namespace: str, key: str | None = None) -> Pod:

@@ -7,10 +7,11 @@ says what a parser reads, not that the object holds it: JSON is unchecked, so `p
 the fast paths) check every field they read and name the one that does not fit.
 
 A pod's `spec` and `status` are structs (`RawPodSpec`, `RawPodStatus`): msgspec checks their
-fields' types as it makes them, in C, so the pods' fast path (`pods.py`) reads them without
-checking each again. The caches decode them so; a pod from elsewhere (a review, a file) holds
-them as JSON maps, which the fast path converts. Null is absent, as in the models; a value of
-another type makes the fast path step aside, for the models to name the field.
+fields' types as it decodes or converts them, in C, so the pods' fast path (`pods.py`) reads
+them without checking each type again (a struct made by hand is checked by nothing). The
+caches decode them so; a pod from elsewhere (a review, a file) holds them as JSON maps, which
+the fast path converts. Null is absent, as in the models; a value of another type makes the
+fast path step aside, for the models to name the field.
 
 `RawPod` and `RawNode` are also the schemas the caches decode pods and nodes into (`SCHEMAS`,
 `eq_kit.decoding`): a field the engine reads and these do not name is not there to read. Tests

@@ -171,8 +171,9 @@ async def watch_objects(
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(watcher.wake.wait(), timeout=wait)
             watcher.wake.clear()
-            # A bookmark due goes out even if the deadline passed meanwhile (a stalled loop):
-            # kube-apiserver makes sure one is sent before a watch times out.
+            # A bookmark already due goes out even if the deadline passed meanwhile (a stalled
+            # loop). kube-apiserver schedules one 2 s before a watch's deadline; here a watch
+            # of a fraction of a second gets the ones due in it.
             if bookmarks and loop.time() >= next_bookmark:
                 watcher.buffer.append(_bookmark(api, resource))
                 next_bookmark = loop.time() + api.config.bookmark_interval
