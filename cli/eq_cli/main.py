@@ -9,19 +9,30 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from importlib import metadata
 from typing import Any
 
 from eq_operator.settings import OperatorSettings, ReclaimSettings
 from eq_webhook.settings import WebhookSettings
 
 from . import flags, logs
-from .explaining import explain, render_explanation, render_what_if
-from .loading import LoadError, load
 from .output import RENDERERS
 from .parts import only_tree
 from .preflight import PreflightError, certificate
 from .simulate import simulate
+
+
+class _Version(argparse.Action):
+    """`--version`, with the installed distribution's metadata read only when asked for: every
+    start (the operator's, the webhook's) would pay 25 ms to import `importlib.metadata`."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from importlib import metadata
+
+        print(f"{parser.prog} {metadata.version('elastic-quota')}")  # stdout, as argparse's
+        parser.exit()
 
 
 def parser() -> argparse.ArgumentParser:
@@ -29,9 +40,7 @@ def parser() -> argparse.ArgumentParser:
         prog="elastic-quota",
         description="Hierarchical elastic quota for Kubernetes (Koordinator's semantics).",
     )
-    main.add_argument(
-        "--version", action="version", version=f"%(prog)s {metadata.version('elastic-quota')}"
-    )
+    main.add_argument("--version", action=_Version, help="show the version and exit")
     commands = main.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sim = commands.add_parser(
         "simulate",
@@ -207,6 +216,11 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    # Imported here, not by every command: reading files (YAML) and explaining are simulate's
+    # alone, and the operator's and the webhook's starts would pay for them.
+    from .explaining import explain, render_explanation, render_what_if
+    from .loading import LoadError, load
+
     if args.tree is not None and (args.what_if or args.explain):
         parser().error("--tree: shows one tree of the report, not with --explain or --what-if")
     try:
