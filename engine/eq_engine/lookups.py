@@ -60,18 +60,17 @@ def strings(holder: Mapping[str, Any], key: str) -> dict[str, str]:
 
 
 def quantities(holder: Mapping[str, Any], key: str) -> dict[str, Any]:
-    """A resource list as written, its names text. A quantity that is a bool is left to the
-    models: the caches keyed by quantities would take `True` for the `1` that equals it."""
+    """A resource list as written, its names text (its amounts are judged by `in_units`)."""
     value = mapping(holder, key)
-    for name, amount in value.items():
-        if type(name) is not str or type(amount) is bool:
+    for name in value:
+        if type(name) is not str:
             raise Unsure
     return value
 
 
 def in_units(amounts: Mapping[str, Any]) -> dict[str, int]:
-    """A resource list in canonical units (`parsing.canonical`); `Unsure` where a quantity does
-    not read, for the models to name it."""
+    """A resource list in canonical units (`parsing.canonical`, which never takes a bool for
+    the number it equals); `Unsure` where a quantity does not read, for the models to name it."""
     try:
         return canonical(amounts)
     except (QuantityError, TypeError, ValueError):

@@ -45,7 +45,7 @@ def parse_pod(raw: RawPod, *, namespace: str = "", key: str | None = None) -> Po
         fields = fast_pod_fields(raw)  # its request one of `_shared`'s already
     except Unsure:
         fields = pod_fields(raw)
-        fields = replace(fields, request=_shared(tuple(sorted(fields.request.items()))))
+        fields = replace(fields, request=_shared(fields.request))
     return _build(fields, namespace, key)
 
 
@@ -93,9 +93,13 @@ def _shared_labels(items: tuple[tuple[str, str], ...]) -> Mapping[str, str]:
     return dict(items)
 
 
-@lru_cache(maxsize=65536)
-def _shared(items: tuple[tuple[str, int], ...]) -> ResourceList:
+def _shared(request: ResourceList) -> ResourceList:
     """One dict for every pod with the same request (pods of a Deployment are alike)."""
+    return _shared_items(tuple(sorted(request.items())))
+
+
+@lru_cache(maxsize=65536)
+def _shared_items(items: tuple[tuple[str, int], ...]) -> ResourceList:
     return dict(items)
 
 
@@ -152,7 +156,7 @@ def _request(
         overhead=in_units(dict(overhead)),
         pod_level=None if pod_level is None else read(*pod_level),
     )
-    return _shared(tuple(sorted(request.items())))
+    return _shared(request)
 
 
 def fast_pod_fields(raw: RawPod) -> PodFields:
