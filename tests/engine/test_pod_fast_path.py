@@ -249,9 +249,17 @@ def test_a_sidecar_runs_beside_the_containers_on_both_paths(policy: str | None, 
     """An init container with `restartPolicy: Always` is a sidecar (Kubernetes 1.29+): it runs
     beside the containers, so its request adds to theirs; a plain init container runs before
     them, and only raises the pod's request to its own."""
-    init = {"name": "proxy", "resources": {"requests": {"cpu": "1"}}}
+    init: dict[str, Any] = {  # as `kubectl get pod -o json` shows an init container
+        "name": "proxy",
+        "image": "registry.example.com/proxy:2.1.0",
+        "imagePullPolicy": "IfNotPresent",
+        "resources": {"requests": {"cpu": "1"}},
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+    }
     if policy is not None:
         init["restartPolicy"] = policy
-    raw = pod("p", cpu="2", init=[init])
+    raw = realistic.pod("web", "web-7d4b9c6f5-x2x8q", requests={"cpu": "2"}, initContainers=[init])
+    assert raw["spec"]["initContainers"] == [init] and fast(raw) is not None
     assert fast(raw) == full(raw)
     assert parse_pod(raw).request == {"cpu": cpu}
