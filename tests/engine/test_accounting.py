@@ -2,6 +2,7 @@
 
 from eq_engine import EngineConfig, parse_pod
 
+from tests import realistic
 from tests.manifests import pod, quota, run
 
 ROOT = EngineConfig().root_name
@@ -151,8 +152,10 @@ def test_an_amount_beyond_int64_counts_as_one_at_the_engines_limit():
 
     def engine(amount: str):
         return run(
-            quota("t", min={"cpu": 500, "memory": amount}, max={"cpu": 1000, "memory": amount}),
-            pod("p", quota="t", cpu="250m", memory="1Gi"),
+            realistic.elastic_quota(
+                "t", "team", min={"cpu": 500, "memory": amount}, max={"cpu": 1000, "memory": amount}
+            ),
+            realistic.pod("team", "web-7d4b9c6f5-x2x8q", requests={"cpu": "250m", "memory": "1Gi"}),
             capacity={"cpu": 1000, "memory": "1Ei"},
         )
 
