@@ -57,7 +57,7 @@ async def candidate(
                 await task
 
 
-async def renew(api: ApiServer, holder: str, clock: Manual, times: int) -> None:
+async def renew(api: ApiServer, clock: Manual, times: int) -> None:
     """Another replica renews, stamping renewTime with its skewed clock, 0.2 s apart on the
     candidate's clock; each renewal is seen by the candidate before the clock moves on."""
     leases = api.catalog.named("leases")
@@ -82,7 +82,7 @@ async def test_a_stand_by_leaves_a_live_lease_alone_whatever_the_holders_clock(a
     changes: list[bool] = []
     clock = Manual()
     async with candidate(api, changes, clock) as leadership:
-        await renew(api, "other", clock, times=15)  # 3 s, three lease durations
+        await renew(api, clock, times=15)  # 3 s, three lease durations
         assert changes == []
         # The holder stops renewing: taken a duration after its last change was seen (0.2 s
         # before the clock's last step).

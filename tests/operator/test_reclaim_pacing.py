@@ -18,17 +18,9 @@ from eq_operator.settings import ReclaimSettings
 from eq_operator.view import ClusterView, Ref
 
 from tests.manifests import node, pod, quota
-from tests.operator.inprocess import StubCluster
+from tests.operator.inprocess import Manual, StubCluster
 
 DELAY, INTERVAL = 3.0, 1.0
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Events:
@@ -43,7 +35,7 @@ class Deployment:
     """The borrower's Deployment: every evicted pod is replaced at once by a new one that the
     scheduler binds, as happens when nothing gates it."""
 
-    def __init__(self, view: ClusterView, clock: Clock) -> None:
+    def __init__(self, view: ClusterView, clock: Manual) -> None:
         self.view, self.clock = view, clock
         self.evicted: list[tuple[float, str]] = []
         self._names = (f"batch-{i}" for i in itertools.count())
@@ -63,7 +55,7 @@ class Deployment:
 async def evictions_over(seconds: float, *, max_evictions: int) -> list[tuple[float, str]]:
     """Run reclaim rounds every INTERVAL for `seconds` after the lender takes its min back."""
     view = ClusterView(QuotaEngine(EngineConfig()))
-    clock = Clock()
+    clock = Manual(now=0.0)
     for raw in (
         quota("lender", namespace="lender", min={"cpu": 6}, max={"cpu": 10}),
         quota("borrower", namespace="borrower", min={"cpu": 4}, max={"cpu": 10}),
