@@ -1,10 +1,12 @@
-"""Plain dict lookups for the fast paths of reading (`pods.py`, `quotas.py`).
+"""Reading fields for the fast paths (`pods.py`, `quotas.py`): plain dict lookups, and the
+structs of `raw.py`.
 
-Each reads one field of an object decoded from JSON and checks its type as the full validation
-(`parsing.py`'s pydantic models) would accept it. Whatever they are not sure of (a value of
-another type, a timestamp in an unusual form) raises `Unsure`: the caller then hands the whole
-object to the full validation, which judges it and names the field. Nulls count as absent, as
-the models prune them.
+Each reads a part of an object decoded from JSON and checks its types as the full validation
+(`parsing.py`'s pydantic models) would accept them: a lookup checks the value it reads, msgspec
+checks a struct's fields as it decodes or converts them. Whatever they are not sure of (a value
+of another type, a timestamp in an unusual form) raises `Unsure`: the caller then hands the
+whole object to the full validation, which judges it and names the field. Nulls count as absent,
+as the models prune them.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ import re
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
+
+import msgspec
 
 from .errors import QuantityError
 from .parsing import MetadataFields, canonical
+from .raw import RawObjectMeta
 
 
 class Unsure(Exception):
@@ -29,33 +34,6 @@ def mapping(holder: Any, key: str) -> dict[str, Any]:
         return {}  # a new one each time: a shared one would be one mutation from wrong everywhere
     if type(value) is not dict:
         raise Unsure
-    return value
-
-
-def listing(holder: Mapping[str, Any], key: str) -> list[Any]:
-    value = holder.get(key)
-    if value is None:
-        return []
-    if type(value) is not list:
-        raise Unsure
-    return value
-
-
-def text(holder: Mapping[str, Any], key: str) -> str:
-    value = holder.get(key)
-    if value is None:
-        return ""
-    if type(value) is not str:
-        raise Unsure
-    return value
-
-
-def strings(holder: Mapping[str, Any], key: str) -> dict[str, str]:
-    """A map of text to text (labels, annotations). YAML, unlike JSON, may key it otherwise."""
-    value = mapping(holder, key)
-    for name, item in value.items():
-        if type(name) is not str or type(item) is not str:
-            raise Unsure
     return value
 
 
@@ -92,44 +70,41 @@ def _moment(value: str) -> float:
         raise Unsure from None
 
 
-def timestamp(holder: Mapping[str, Any], key: str) -> float | None:
-    return moment(holder.get(key))
-
-
-def moment(value: object) -> float | None:
-    """A timestamp's seconds since the epoch; None when absent."""
-    if value is None:
-        return None
-    if type(value) is not str:
-        raise Unsure
-    return _moment(value)
+def moment(value: str | None) -> float | None:
+    """A timestamp's seconds since the epoch (a struct's field: text); None when absent."""
+    return None if value is None else _moment(value)
 
 
 def metadata(raw: Any) -> MetadataFields:
     """An object's `metadata`, which must be there."""
-    if type(raw) is not dict:
+    if type(raw) is not dict or raw.get("metadata") is None:
         raise Unsure
-    meta = raw.get("metadata")
-    if type(meta) is not dict:
-        raise Unsure
-    controller_kind: str | None = None
-    for owner in listing(meta, "ownerReferences"):
-        if type(owner) is not dict:
-            raise Unsure
-        controller = owner.get("controller")
-        if controller is not None and type(controller) is not bool:
-            raise Unsure
-        kind = text(owner, "kind")
-        if controller and controller_kind is None:
-            controller_kind = kind
+    meta = as_struct(raw["metadata"], RawObjectMeta)
+    controller = next((owner for owner in meta.owner_references or () if owner.controller), None)
     return MetadataFields(
-        namespace=text(meta, "namespace"),
-        name=text(meta, "name"),
-        generate_name=text(meta, "generateName"),
-        uid=text(meta, "uid"),
-        labels=strings(meta, "labels"),
-        annotations=strings(meta, "annotations"),
-        deleted=timestamp(meta, "deletionTimestamp"),
-        created=timestamp(meta, "creationTimestamp"),
-        controller_kind=controller_kind or "",
+        namespace=meta.namespace or "",
+        name=meta.name or "",
+        generate_name=meta.generate_name or "",
+        uid=meta.uid or "",
+        labels=meta.labels or {},
+        annotations=meta.annotations or {},
+        deleted=moment(meta.deletion_timestamp),
+        created=moment(meta.creation_timestamp),
+        controller_kind=(controller.kind or "") if controller else "",
     )
+
+
+_Struct = TypeVar("_Struct", bound=msgspec.Struct)
+
+
+def as_struct(value: object, shape: type[_Struct]) -> _Struct:
+    """A part of an object as the caches decode it (a struct of `raw.py`), or made of a JSON
+    map (null: an empty one); `Unsure` where a field is not of its type."""
+    if type(value) is shape:
+        return value
+    if value is None:
+        return shape()
+    try:
+        return msgspec.convert(value, shape)
+    except msgspec.ValidationError:
+        raise Unsure from None

@@ -297,12 +297,14 @@ def pod_fields(raw: RawPod) -> PodFields:
 
 
 def _as_json(raw: RawPod) -> RawPod:
-    """The pod as JSON gives it, for the models: a spec or status the caches decoded into a
-    struct (`raw.RawPodSpec`, `RawPodStatus`) as a map again."""
+    """The pod as JSON gives it, for the models: a metadata, spec or status the caches decoded
+    into a struct (`raw.RawObjectMeta`, `RawPodSpec`, `RawPodStatus`) as a map again."""
     if type(raw) is not dict:
         return raw
     parts = {
-        part: raw[part] for part in ("spec", "status") if isinstance(raw.get(part), msgspec.Struct)
+        part: raw[part]
+        for part in ("metadata", "spec", "status")
+        if isinstance(raw.get(part), msgspec.Struct)
     }
     return cast(RawPod, {**raw, **msgspec.to_builtins(parts)}) if parts else raw
 

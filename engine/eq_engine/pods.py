@@ -3,8 +3,8 @@ path for the shapes the API server serves, which gives the same Pod or steps asi
 
 The operator reads every pod of the cluster at start-up and on every watch event, where
 pydantic costs about eight times the JSON decoding of the pod. The fast path reads the same
-fields: the metadata with plain dict lookups, the spec and status as the structs of `raw.py`
-(msgspec checks their types as it decodes or converts them), and caches what pods of one
+fields: its metadata, spec and status as the structs of `raw.py` (msgspec checks their types
+as it decodes or converts them), and caches what pods of one
 workload share (their resources, their timestamps). Whatever it is not sure of (a value of an
 unexpected type, a timestamp in an unusual form, a bad quantity) it hands to the full
 validation, which judges it and names the field in its error. A property test checks both
@@ -16,15 +16,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any
 
-import msgspec
 from msgspec.structs import replace
 
 from . import keys
 from .errors import ObjectError
 from .gangs import gang_of
-from .lookups import Unsure, in_units, metadata, moment
+from .lookups import Unsure, as_struct, in_units, metadata, moment
 from .objects import Pod, pack_uid
 from .parsing import PodFields, pod_fields
 from .quantities import ResourceList
@@ -121,22 +120,6 @@ def _container(container: RawContainer) -> tuple[Any, Any, bool]:
     return requests, limits, container.restart_policy == "Always"
 
 
-_Part = TypeVar("_Part", RawPodSpec, RawPodStatus)
-
-
-def _part(value: object, shape: type[_Part]) -> _Part:
-    """A pod's spec or status as the caches decode it, or made of a JSON map; `Unsure` where a
-    field is not of its type."""
-    if type(value) is shape:
-        return value
-    if value is None:
-        return shape()
-    try:
-        return msgspec.convert(value, shape)
-    except msgspec.ValidationError:
-        raise Unsure from None
-
-
 @lru_cache(maxsize=16384)
 def _request(
     containers: tuple[Any, ...],
@@ -162,8 +145,8 @@ def _request(
 def fast_pod_fields(raw: RawPod) -> PodFields:
     """The fields `parsing.pod_fields` reads, without the models; `Unsure` when in doubt."""
     meta = metadata(raw)
-    spec = _part(raw.get("spec"), RawPodSpec)
-    status = _part(raw.get("status"), RawPodStatus)
+    spec = as_struct(raw.get("spec"), RawPodSpec)
+    status = as_struct(raw.get("status"), RawPodStatus)
     request = _request(
         tuple(map(_container, spec.containers or ())),
         tuple(map(_container, spec.init_containers or ())),

@@ -6,12 +6,13 @@ and names only what the engine reads; anything else an object holds is ignored. 
 says what a parser reads, not that the object holds it: JSON is unchecked, so `parsing.py` (and
 the fast paths) check every field they read and name the one that does not fit.
 
-A pod's `spec` and `status` are structs (`RawPodSpec`, `RawPodStatus`): msgspec checks their
-fields' types as it decodes or converts them, in C, so the pods' fast path (`pods.py`) reads
-them without checking each type again (a struct made by hand is checked by nothing). The
-caches decode them so; a pod from elsewhere (a review, a file) holds them as JSON maps, which
-the fast path converts. Null is absent, as in the models; a value of another type makes the
-fast path step aside, for the models to name the field.
+A pod's `metadata`, `spec` and `status` are structs (`RawObjectMeta`, `RawPodSpec`,
+`RawPodStatus`): msgspec checks their fields' types as it decodes or converts them, in C, so
+the fast paths (`lookups.py`, `pods.py`) read them without checking each type again (a struct
+made by hand is checked by nothing). The caches decode them so; a pod from elsewhere (a review,
+a file) holds them as JSON maps, which the fast path converts, as it converts the metadata of
+the other kinds (`RawMeta`, the same fields as a map). Null is absent, as in the models; a value
+of another type makes the fast path step aside, for the models to name the field.
 
 `RawPod` and `RawNode` are also the schemas the caches decode pods and nodes into (`SCHEMAS`,
 `eq_kit.decoding`): a field the engine reads and these do not name is not there to read. Tests
@@ -46,6 +47,28 @@ class RawMeta(TypedDict, total=False):
     labels: Mapping[str, str]
     annotations: Mapping[str, str]
     ownerReferences: Sequence[RawOwnerReference]
+
+
+class RawOwner(msgspec.Struct, frozen=True):
+    kind: str | None = None
+    controller: bool | None = None
+
+
+class RawObjectMeta(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    """`metadata` as the fast paths read it (`lookups.metadata`): a pod's as the caches decode
+    it, another's (a JSON map) converted."""
+
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    """Not the engine's: the caches follow it."""
+    deletion_timestamp: str | None = None
+    creation_timestamp: str | None = None
+    labels: Mapping[str, str] | None = None
+    annotations: Mapping[str, str] | None = None
+    owner_references: Sequence[RawOwner] | None = None
 
 
 class RawResources(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -83,7 +106,7 @@ class RawPodStatus(msgspec.Struct, frozen=True, omit_defaults=True, rename="came
 
 
 class RawPod(TypedDict, total=False):
-    metadata: RawMeta
+    metadata: RawObjectMeta
     spec: RawPodSpec
     status: RawPodStatus
 

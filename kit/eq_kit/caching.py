@@ -136,8 +136,20 @@ def key_of(obj: RawObject) -> str:
     """Not interned: the interning table would cost a slot per object (45 B a pod) where
     passing the one string along costs nothing."""
     metadata = obj["metadata"]
-    namespace = metadata.get("namespace")
-    return f"{namespace}/{metadata['name']}" if namespace else metadata["name"]
+    if type(metadata) is dict:
+        namespace, name = metadata.get("namespace"), metadata["name"]
+    else:  # a schema's struct (`decoding.Decoding`)
+        namespace, name = metadata.namespace, metadata.name
+    return f"{namespace}/{name}" if namespace else name
+
+
+def version_of(obj: RawObject) -> str:
+    """`metadata.resourceVersion`, of a map or of a schema's struct (`decoding.Decoding`)."""
+    metadata = obj["metadata"]
+    version: str = (
+        metadata["resourceVersion"] if type(metadata) is dict else metadata.resource_version
+    )
+    return version
 
 
 class WatchEnded(Exception):
@@ -312,7 +324,7 @@ class Reflector:
             raise WatchEnded(
                 f"ERROR event {obj.get('code')} {obj.get('reason', '')}: {obj.get('message', '')}"
             )
-        self.version = obj["metadata"]["resourceVersion"]
+        self.version = version_of(obj)
         if kind == "BOOKMARK":
             return
         self.events += 1

@@ -46,7 +46,9 @@ class Decoding:
     """How one kind's pages and events are decoded: with `schema`, into its fields only.
 
     `schema` must name `metadata.name`, `metadata.namespace` and `metadata.resourceVersion`:
-    the caches key objects by the first two and follow the last."""
+    the caches key objects by the first two and follow the last. Its `metadata` is a
+    `TypedDict`, or a msgspec struct whose attributes are `name`, `namespace` and
+    `resource_version` (`caching.key_of`, `version_of`)."""
 
     def __init__(self, schema: type | None = None) -> None:
         self._page: Decode = orjson.loads

@@ -27,7 +27,7 @@ from eq_engine import (
 )
 from eq_engine.budgets import parse_disruption_budget
 from eq_engine.gangs import PodGroupKind, parse_pod_group
-from eq_engine.raw import RawElasticQuota, RawNode, RawPod
+from eq_engine.raw import RawElasticQuota, RawNode, RawObjectMeta, RawPod
 from eq_kit.caching import DISRUPTION_BUDGETS, QUOTAS, key_of
 
 from .logs import logger
@@ -280,16 +280,19 @@ def label_in(body: Mapping[str, Any]) -> str | None:
     """The `capacity` label the pod `body` holds (None: none). Interned: a label value is one
     of a few, and a string read from each pod's JSON would be kept for as long as the pod
     lives (75,000 labelled pods kept 8 MiB of copies of "in-quota")."""
-    labels: Mapping[str, str] = (body.get("metadata") or {}).get("labels") or {}
+    meta = body.get("metadata")
+    labels = (meta.labels if type(meta) is RawObjectMeta else (meta or {}).get("labels")) or {}
     label = labels.get(keys.CAPACITY)
     return None if label is None else sys.intern(label)
 
 
 def _ref(body: Mapping[str, Any], api_version: str, kind: str) -> Ref:
     metadata = body["metadata"]
-    return Ref(
-        api_version, kind, metadata.get("namespace", ""), metadata["name"], metadata.get("uid", "")
-    )
+    if type(metadata) is RawObjectMeta:  # a pod as the caches decode it
+        namespace, name, uid = metadata.namespace, metadata.name, metadata.uid
+    else:
+        namespace, name, uid = metadata.get("namespace"), metadata["name"], metadata.get("uid")
+    return Ref(api_version, kind, namespace or "", name or "", uid or "")
 
 
 def _where(ref: Ref) -> str:

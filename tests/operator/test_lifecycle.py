@@ -8,7 +8,7 @@ from typing import Any
 
 from eq_engine import keys
 
-from tests.kube import EVENTS, LEASES, QUOTAS, store, stored
+from tests.kube import EVENTS, LEASES, PODS, QUOTAS, store, stored
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually, samples, start_operator, writes
 from tests.operator.test_accounting import actual, converged, tree
@@ -185,6 +185,13 @@ async def test_unreadable_objects_are_reported_and_the_rest_is_computed(api, tmp
         assert "'two': not a Kubernetes quantity" in reported()["broken-pod"]
         assert "spec.priority: Input should be a valid integer" in reported()["odd-pod"]
         assert "status.conditions: Input should be a valid list" in reported()["odd-node"]
+        # One pod alone in a watch event: decoded into the schema's structs, not whole.
+        store(api, pod("late-pod", namespace="team-a", cpu="three"))
+        await eventually(lambda: "late-pod" in reported(), what="an Event about the late pod")
+        (late,) = (p for p in stored(api, PODS) if p["metadata"]["name"] == "late-pod")
+        (event,) = (e for e in stored(api, EVENTS) if e["involvedObject"]["name"] == "late-pod")
+        assert event["involvedObject"]["namespace"] == "team-a"
+        assert event["involvedObject"]["uid"] == late["metadata"]["uid"]
         orphan = next(o for o in stored(api, QUOTAS) if o["metadata"]["name"] == "orphan")
         assert json.loads(orphan["metadata"]["annotations"][keys.REQUEST]) == {"cpu": "0"}
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 from eq_engine import ObjectError, parse_node, parse_pod
@@ -44,7 +45,8 @@ def test_a_pod_decoded_into_the_schema_reads_as_the_whole_pod(raw):
 @pytest.mark.parametrize("raw", REALISTIC, ids=lambda raw: raw["metadata"].get("name", "new"))
 def test_a_pod_as_served_is_decoded_into_the_schema(raw):
     decoded = listed(raw)
-    assert "apiVersion" not in decoded and "managedFields" not in decoded["metadata"]
+    assert "apiVersion" not in decoded
+    assert "managedFields" not in msgspec.to_builtins(decoded)["metadata"]
     assert read(decoded) == read(raw)
 
 
