@@ -205,8 +205,8 @@ async def run(
         try:
             ready_at = await ready(probes, operator, timeout=600)
             result["ready"] = ready_at - started
-            result["cpu_ready"] = process_cpu(operator.pid)
-            result["kernel_ready"] = cpu_times(operator.pid)[1]
+            user, kernel = cpu_times(operator.pid)
+            result["cpu_ready"], result["kernel_ready"] = user + kernel, kernel
             result["rss_ready"] = rss_mib(operator.pid)
             correct_at, first, labelled_at, roots_at, audit = await asyncio.to_thread(receive.recv)
             result["correct"] = correct_at - started

@@ -4,7 +4,7 @@ annotations and labels, read in one place for both.
 
 A cluster holds thousands of groups, each read at start-up and again on every write the operator
 makes of it (`quota_reader.py` keeps most of those). Through the models a group costs about
-four times what the fast path's plain lookups cost (`lookups.py`).
+four times what the fast path's lookups cost (`lookups.py`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ def parse_quota(raw: RawElasticQuota) -> Quota:
 
 
 def fast_quota_fields(raw: RawElasticQuota) -> ElasticQuotaFields:
-    """The fields `parsing.quota_fields` reads, by plain lookups; `Unsure` when in doubt."""
+    """The fields `parsing.quota_fields` reads, by the lookups of `lookups.py`; `Unsure` when in
+    doubt."""
     meta = metadata(raw)
     spec, status = mapping(raw, "spec"), mapping(raw, "status")
     return ElasticQuotaFields(

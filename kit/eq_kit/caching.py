@@ -143,11 +143,12 @@ def key_of(obj: RawObject) -> str:
     return f"{namespace}/{name}" if namespace else name
 
 
-def version_of(obj: RawObject) -> str:
-    """`metadata.resourceVersion`, of a map or of a schema's struct (`decoding.Decoding`)."""
+def version_of(obj: RawObject) -> str | None:
+    """`metadata.resourceVersion`, of a map or of a schema's struct (`decoding.Decoding`);
+    None where it lacks one."""
     metadata = obj["metadata"]
-    version: str = (
-        metadata["resourceVersion"] if type(metadata) is dict else metadata.resource_version
+    version: str | None = (
+        metadata.get("resourceVersion") if type(metadata) is dict else metadata.resource_version
     )
     return version
 
