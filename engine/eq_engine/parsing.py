@@ -175,8 +175,8 @@ def _validate(model: type[_Parsed], kind: str, raw: Mapping[str, Any]) -> _Parse
     except ValidationError as error:
         first = error.errors()[0]
         metadata = raw.get("metadata") if isinstance(raw, Mapping) else None
-        name = metadata.get("name", "") if isinstance(metadata, Mapping) else ""
-        namespace = metadata.get("namespace", "") if isinstance(metadata, Mapping) else ""
+        name = (metadata.get("name") or "") if isinstance(metadata, Mapping) else ""  # null: none
+        namespace = (metadata.get("namespace") or "") if isinstance(metadata, Mapping) else ""
         ref = f"{namespace}/{name}" if namespace else str(name)
         cause = first.get("ctx", {}).get("error")
         message = str(cause) if isinstance(cause, Exception) else first["msg"]

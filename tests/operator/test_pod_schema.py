@@ -12,7 +12,7 @@ import pytest
 from eq_engine import ObjectError, parse_node, parse_pod
 from eq_engine.raw import SCHEMAS
 from eq_kit.decoding import Decoding
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.engine.test_pod_fast_path import ANY, REALISTIC, WELL_FORMED
@@ -38,6 +38,7 @@ def read(raw: Any, parse: Any = lambda raw: parse_pod(raw, key="k")) -> Any:
 
 @settings(max_examples=1000)
 @given(st.one_of(WELL_FORMED, ANY))
+@example({"metadata": {"name": None, "creationTimestamp": "2025-13-02T08:15:00Z"}})  # a null name
 def test_a_pod_decoded_into_the_schema_reads_as_the_whole_pod(raw):
     assert read(listed(raw)) == read(raw)
 
