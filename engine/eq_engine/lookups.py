@@ -77,9 +77,10 @@ def moment(value: str | None) -> float | None:
 
 def metadata(raw: Any) -> MetadataFields:
     """An object's `metadata`, which must be there."""
-    if type(raw) is not dict or raw.get("metadata") is None:
+    found = raw.get("metadata") if type(raw) is dict else None
+    if found is None:
         raise Unsure
-    meta = as_struct(raw["metadata"], RawObjectMeta)
+    meta = as_struct(found, RawObjectMeta)
     controller = next((owner for owner in meta.owner_references or () if owner.controller), None)
     return MetadataFields(
         namespace=meta.namespace or "",

@@ -3,12 +3,11 @@ path for the shapes the API server serves, which gives the same Pod or steps asi
 
 The operator reads every pod of the cluster at start-up and on every watch event, where
 pydantic costs about eight times the JSON decoding of the pod. The fast path reads the same
-fields: its metadata, spec and status as the structs of `raw.py` (msgspec checks their types
-as it decodes or converts them), and caches what pods of one
-workload share (their resources, their timestamps). Whatever it is not sure of (a value of an
-unexpected type, a timestamp in an unusual form, a bad quantity) it hands to the full
-validation, which judges it and names the field in its error. A property test checks both
-give the same Pod on varied pods.
+fields: its metadata, spec and status as the structs of `raw.py` (msgspec checks their types as
+it decodes or converts them), and caches what pods of one workload share (their resources,
+their timestamps). Whatever it is not sure of (a value of an unexpected type, a timestamp in an
+unusual form, a bad quantity) it hands to the full validation, which judges it and names the
+field in its error. A property test checks both give the same Pod on varied pods.
 """
 
 from __future__ import annotations
