@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import datetime
 import logging
+import re
 import time
 import urllib.parse
 import urllib.request
@@ -22,7 +23,9 @@ from typing import Any
 
 import aiohttp
 import orjson
+from aiohttp.payload import BytesPayload
 from kubernetes_asyncio import client
+from yarl import URL
 
 from .decoding import WHOLE, Decode, Decoding
 
@@ -40,6 +43,12 @@ JSON = "application/json"
 """The content type of a plain JSON body, and what the API is asked to answer in."""
 MERGE = "application/merge-patch+json"
 """The content type of a JSON merge patch (RFC 7386): what it holds is set, a `null` removes."""
+
+_WRITE_TIMEOUT = aiohttp.ClientTimeout(total=WRITE_TIMEOUT)
+_LIST_TIMEOUT = aiohttp.ClientTimeout(total=LIST_TIMEOUT)
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9._~/-]*").fullmatch
+"""A path that needs no percent-encoding: every object name the API server accepts (a DNS
+subdomain) makes one."""
 
 _SESSIONS: weakref.WeakKeyDictionary[client.ApiClient, aiohttp.ClientSession] = (
     weakref.WeakKeyDictionary()
@@ -82,6 +91,9 @@ class Http:
         """Told of every request: its method, status (0: no answer) and seconds to answer."""
         rest, configuration = api.rest_client, api.configuration
         self._host = str(configuration.host)
+        self._base = URL(self._host)
+        self._prefix = self._base.raw_path.rstrip("/")
+        """A path before the API's own (a proxy's, `https://proxy/k8s/clusters/c-1`)."""
         proxy = configuration.proxy or _environment_proxy(self._host)
         self._extra: dict[str, Any] = {"proxy": proxy} if proxy else {}
         if configuration.proxy_headers:
@@ -125,10 +137,10 @@ class Http:
         try:
             response = await self._client().request(
                 method,
-                self._host + path,
+                self._url(path),
                 params=params,
                 headers=await self._headers(content_type),
-                data=None if body is None else orjson.dumps(body),
+                data=None if body is None else BytesPayload(orjson.dumps(body)),
                 timeout=timeout,
                 **self._extra,
             )
@@ -145,6 +157,12 @@ class Http:
                 retry_after=_seconds(response.headers.get("Retry-After")),
             )
         return response
+
+    def _url(self, path: str) -> URL:
+        """The request's URL: the server's, its path followed by `path`. A plain path is
+        taken as it is (given as text, aiohttp would parse and encode the whole URL again on
+        every request: a tenth of a write's CPU under a burst of them); any other is encoded."""
+        return self._base.with_path(self._prefix + path, encoded=_PLAIN_PATH(path) is not None)
 
     async def _get(
         self, path: str, params: Mapping[str, str], timeout: aiohttp.ClientTimeout
@@ -164,8 +182,7 @@ class Http:
         """A write (POST, PUT, PATCH, DELETE) of a JSON body; the answer's JSON (by `decode`:
         whole, or the fields a reader needs, `decoding.fields`). An error status raises
         `ApiError`; no answer, one of `TRANSPORT_ERRORS`."""
-        timeout = aiohttp.ClientTimeout(total=WRITE_TIMEOUT)
-        response = await self._call(method, path, params or {}, timeout, body, content_type)
+        response = await self._call(method, path, params or {}, _WRITE_TIMEOUT, body, content_type)
         async with response:
             data = await response.read()
         decoded = decode(data) if data else {}
@@ -174,7 +191,7 @@ class Http:
     async def get_json(
         self, path: str, params: Mapping[str, str], decode: Decode = orjson.loads
     ) -> dict[str, Any]:
-        response = await self._get(path, params, aiohttp.ClientTimeout(total=LIST_TIMEOUT))
+        response = await self._get(path, params, _LIST_TIMEOUT)
         async with response:
             data: dict[str, Any] = decode(await response.read())
         return data
