@@ -19,7 +19,7 @@ from multiprocessing.synchronize import Event
 import aiohttp
 import orjson
 
-from benchmarks.emulator import collector_off
+from benchmarks import emulator
 from tests.apiserver import ApiServer
 from tests.manifests import pod
 
@@ -28,8 +28,6 @@ PATH = "/api/v1/pods"
 
 
 def serve(port_out: multiprocessing.connection.Connection, go: Event) -> None:
-    collector_off()
-
     async def main() -> None:
         api = ApiServer()
         api.seed(*(pod(f"p{i:06d}", namespace=f"ns{i % 50}") for i in range(PODS)))
@@ -52,7 +50,7 @@ def serve(port_out: multiprocessing.connection.Connection, go: Event) -> None:
                 await asyncio.sleep(0)  # let the watch streams write, as HTTP writes would
         await asyncio.sleep(3600)
 
-    asyncio.run(main())
+    emulator.run(main)
 
 
 async def measure(url: str, go: Event) -> None:

@@ -30,9 +30,8 @@ from typing import Any
 
 from eq_operator.settings import OperatorSettings
 
-from benchmarks import cluster
+from benchmarks import cluster, emulator
 from benchmarks.bytecode import compile_project
-from benchmarks.emulator import collector_off
 from benchmarks.scale import ready, start
 from tests.apiserver import ApiServer
 from tests.kube import NODES, PODS, QUOTAS, stored
@@ -144,7 +143,6 @@ async def churn(api: ApiServer, rate: float, seconds: float, seed: int = 7) -> d
 def serve(conn: Connection) -> None:
     """The emulator: seeded, then timing the first labelling from the operator's start (told
     on `conn`), then a churn on each request `(rate, seconds, seed)`, its figures sent back."""
-    collector_off()
 
     async def main() -> None:
         api = ApiServer()
@@ -173,7 +171,7 @@ def serve(conn: Connection) -> None:
             rate, seconds, seed = await asyncio.to_thread(conn.recv)
             conn.send(await churn(api, rate, seconds, seed))
 
-    asyncio.run(main())
+    emulator.run(main)
 
 
 async def run(rate: float, seconds: float, qps: float | None) -> dict[str, Any]:

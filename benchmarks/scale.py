@@ -40,10 +40,9 @@ from typing import Any
 
 import aiohttp
 
-from benchmarks import cluster, pools
+from benchmarks import cluster, emulator, pools
 from benchmarks.binding import churn, churned
 from benchmarks.bytecode import compile_project
-from benchmarks.emulator import collector_off
 from benchmarks.looking import TICK, Groups
 from tests.apiserver import ApiServer
 from tests.kube import write_kubeconfig
@@ -84,7 +83,6 @@ def serve(pods: int, trees: int, conn: Connection) -> None:
     """The emulator: seeds the cluster, then reports (on `conn`) when every group was right
     (the roots too) and how the first labelling went (its first pod writes, its end), and runs
     churn on request, each binding pending pods that no churn has bound before."""
-    collector_off()
 
     async def main() -> None:
         quotas, pod_objects, nodes, profiles = objects(pods, trees)
@@ -129,7 +127,7 @@ def serve(pods: int, trees: int, conn: Connection) -> None:
                 del pending[: int(result["bound"])]
                 conn.send(result)
 
-    asyncio.run(main())
+    emulator.run(main)
 
 
 def process_cpu(pid: int) -> float:

@@ -4,7 +4,6 @@ routing.py. See `__init__` for the public API."""
 
 from __future__ import annotations
 
-import asyncio
 import collections
 import copy
 from collections.abc import Callable, Iterable
@@ -148,9 +147,9 @@ class ApiServer:
         assert self._runner is not None
         self._site = web.TCPSite(self._runner, "127.0.0.1", port, reuse_address=True)
         await self._site.start()
-        server = self._site._server
-        assert isinstance(server, asyncio.Server) and server.sockets
-        self._port = int(server.sockets[0].getsockname()[1])
+        sockets = getattr(self._site._server, "sockets", None)  # asyncio's Server or uvloop's
+        assert sockets
+        self._port = int(sockets[0].getsockname()[1])
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
         return await routing.serve(self, request)
