@@ -176,8 +176,8 @@ def _webhook(args: argparse.Namespace) -> int:
 
 
 def _serve(kubeconfig: str | None, component: str, run: Callable[[Any], Awaitable[None]]) -> None:
-    """Run a server on uvloop's event loop (as Kopf's own command line does): each request to
-    the API server and each admission review costs about a tenth less CPU than on asyncio's."""
+    """Run a server on uvloop's event loop, as Kopf's own command line does: a request to the
+    API server costs about a tenth less CPU than on asyncio's (docs/benchmarks.md)."""
     import uvloop
 
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:

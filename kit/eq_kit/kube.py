@@ -161,7 +161,7 @@ class Http:
     def _url(self, path: str) -> URL:
         """The request's URL: the server's, its path followed by `path`. A plain path is
         taken as it is (given as text, aiohttp would parse and encode the whole URL again on
-        every request: a tenth of a write's CPU under a burst of them); any other is encoded."""
+        every request, which a burst of writes pays for); any other is encoded."""
         return self._base.with_path(self._prefix + path, encoded=_PLAIN_PATH(path) is not None)
 
     async def _get(
