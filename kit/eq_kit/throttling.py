@@ -16,6 +16,7 @@ import contextlib
 import contextvars
 import heapq
 import itertools
+import math
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -176,7 +177,11 @@ class TokenBucket:
         """Until nobody waits: sleep until the next token comes, and hand it out."""
         try:
             while self._waiters:
-                await asyncio.sleep(max(0.0, 1.0 - self._tokens) / self.qps)
+                # Whole milliseconds, rounded up: uvloop's timers count in them and may fire
+                # up to one early, and it runs a wait under half of one at once, so a shorter
+                # wait for the rest of a token would spin the loop until the token came.
+                due = max(0.0, 1.0 - self._tokens) / self.qps
+                await asyncio.sleep(math.ceil(due * 1000) / 1000)
                 self._grant()
         finally:
             if self._dispenser is asyncio.current_task():

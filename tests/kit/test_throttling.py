@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 import pytest_asyncio
+import uvloop
 from eq_kit.throttling import LAST, Rank, TokenBucket
 
 from tests.operator.inprocess import Manual
@@ -152,3 +153,24 @@ async def test_without_a_limit_nothing_waits(qps: float) -> None:
     for _ in range(1000):
         await asyncio.wait_for(bucket.acquire(2), 1.0)
     assert bucket.waiting == 0
+
+
+def test_waiting_for_tokens_on_uvloop_does_not_spin(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The operator's loop is uvloop's, whose timers count whole milliseconds and may fire up to
+    # one early: a wait for the rest of a token must not become a run of immediate wake-ups.
+    sleeps: list[float] = []
+    real_sleep = asyncio.sleep
+
+    async def counted(delay: float) -> None:
+        sleeps.append(delay)
+        await real_sleep(delay)
+
+    async def take(tokens: int) -> None:
+        bucket = TokenBucket(300, 1)  # a token every 3.33 ms: not a whole number of them
+        monkeypatch.setattr(asyncio, "sleep", counted)
+        for _ in range(tokens):
+            await bucket.acquire()
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(take(40))
+    assert len(sleeps) <= 3 * 40, f"{len(sleeps)} waits for 40 tokens"
