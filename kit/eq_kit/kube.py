@@ -159,10 +159,13 @@ class Http:
         return response
 
     def _url(self, path: str) -> URL:
-        """The request's URL: the server's, its path followed by `path`. A plain path is
-        taken as it is (given as text, aiohttp would parse and encode the whole URL again on
-        every request, which a burst of writes pays for); any other is encoded."""
-        return self._base.with_path(self._prefix + path, encoded=_PLAIN_PATH(path) is not None)
+        """The request's URL: the server's, its path (as the kubeconfig spells it) followed by
+        `path`. A plain path is taken as it is (given as text, aiohttp would parse and encode
+        the whole URL again on every request, which a burst of writes pays for); any other is
+        encoded, alone."""
+        if _PLAIN_PATH(path) is None:
+            path = URL.build(path=path).raw_path
+        return self._base.with_path(self._prefix + path, encoded=True)
 
     async def _get(
         self, path: str, params: Mapping[str, str], timeout: aiohttp.ClientTimeout

@@ -97,12 +97,10 @@ async def test_no_proxy_exempts_the_api_server(
         ("/api/v1/namespaces/a/pods/two words%", "/api/v1/namespaces/a/pods/two%20words%25"),
     ],
 )
-async def test_a_server_behind_a_path_keeps_it(
-    recording: Recording, path: str, sent: str
-) -> None:
-    # A kubeconfig's server can carry a path (Rancher's proxy: /k8s/clusters/<id>), and the
-    # API's paths follow it; the query stays apart from the path.
-    async with connect(recording.url + "/k8s/clusters/c-m-4x7/") as api:
+async def test_a_server_behind_a_path_keeps_it(recording: Recording, path: str, sent: str) -> None:
+    # A kubeconfig's server can carry a path (Rancher's proxy: /k8s/clusters/<id>), already
+    # encoded as it is written there, and the API's paths follow it; the query stays apart.
+    async with connect(recording.url + "/k8s/clusters/c-m%204x7/") as api:
         await Http(api).send("PATCH", path, {"metadata": {}}, params={"fieldManager": "eq"})
     (seen,) = recording.seen
-    assert seen["Path"] == f"/k8s/clusters/c-m-4x7{sent}?fieldManager=eq"
+    assert seen["Path"] == f"/k8s/clusters/c-m%204x7{sent}?fieldManager=eq"
