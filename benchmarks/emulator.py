@@ -12,7 +12,7 @@ either way).
 
 kube-apiserver also answers from every core, and the emulator from one, beside the operator
 under test: after a churn, the groups' writes wait for the emulator, not for the operator. It
-runs on the event loop the operator runs on, uvloop, which answers a PATCH with less of its
+runs on the event loop the operator runs on, uvloop, whose sockets and timers cost less of that
 core than asyncio's.
 """
 
