@@ -12,22 +12,20 @@ either way).
 
 kube-apiserver also answers from every core, and the emulator from one, beside the operator
 under test: after a churn, the groups' writes wait for the emulator, not for the operator. It
-runs on the event loop the operator runs on, uvloop, whose sockets and timers cost less of that
-core than asyncio's.
+runs on the event loop the operator runs on (`eq_kit.loops`, uvloop's), whose sockets and
+timers cost less of that core than asyncio's.
 """
 
 from __future__ import annotations
 
-import asyncio
 import gc
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-import uvloop
+from eq_kit import loops
 
 
 def run(main: Callable[[], Coroutine[Any, Any, None]]) -> None:
     """Run an emulator process's `main`, without cyclic collection from now on."""
     gc.disable()
-    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        runner.run(main())
+    loops.run(main())

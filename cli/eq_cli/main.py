@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import os
 import sys
@@ -176,17 +175,10 @@ def _webhook(args: argparse.Namespace) -> int:
 
 
 def _serve(kubeconfig: str | None, component: str, run: Callable[[Any], Awaitable[None]]) -> None:
-    """Run a server on uvloop's event loop, as Kopf's own command line does: a request to the
-    API server costs about a tenth less CPU than on asyncio's (docs/benchmarks.md). On
-    Windows, which uvloop does not support, on asyncio's."""
-    try:
-        import uvloop
-    except ImportError:
-        factory = None
-    else:
-        factory = uvloop.new_event_loop
-    with asyncio.Runner(loop_factory=factory) as runner:
-        runner.run(_with_api(kubeconfig, component, run))
+    """Run a server on the servers' event loop (`eq_kit.loops`)."""
+    from eq_kit import loops
+
+    loops.run(_with_api(kubeconfig, component, run))
 
 
 async def _with_api(
