@@ -10,8 +10,8 @@ from .admission import Admissions
 from .config import EngineConfig
 from .engine import QuotaEngine
 from .errors import ObjectError, QuantityError, QuotaError
+from .nodes import parse_node
 from .objects import Node, Pod, Quota, cluster_capacity
-from .parsing import parse_node
 from .pods import parse_pod
 from .problems import Problem
 from .quantities import (

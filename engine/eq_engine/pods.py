@@ -17,17 +17,15 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from msgspec.structs import replace
-
 from . import keys
 from .errors import ObjectError
+from .fields import PodFields
 from .gangs import gang_of
-from .lookups import Unsure, as_struct, in_units, metadata, moment
+from .lookups import as_struct, in_units, metadata, moment, read_fields
 from .objects import Pod, pack_uid
-from .parsing import PodFields, pod_fields
 from .quantities import ResourceList
 from .raw import RawContainer, RawPod, RawPodSpec, RawPodStatus, RawResourceList, RawResources
-from .requests import ContainerRequests, pod_request
+from .requests import ContainerRequests, pod_request, shared
 
 
 def parse_pod(raw: RawPod, *, namespace: str = "", key: str | None = None) -> Pod:
@@ -39,11 +37,7 @@ def parse_pod(raw: RawPod, *, namespace: str = "", key: str | None = None) -> Po
     (an engine holds every pod). Raises `ObjectError` naming the field when the pod cannot be
     read.
     """
-    try:
-        fields = fast_pod_fields(raw)  # its request one of `_shared`'s already
-    except Unsure:
-        fields = pod_fields(raw)
-        fields = replace(fields, request=_shared(fields.request))
+    fields = read_fields(raw, fast_pod_fields, "pod_fields")
     return _build(fields, namespace, key)
 
 
@@ -91,16 +85,6 @@ def _shared_labels(items: tuple[tuple[str, str], ...]) -> Mapping[str, str]:
     return dict(items)
 
 
-def _shared(request: ResourceList) -> ResourceList:
-    """One dict for every pod with the same request (pods of a Deployment are alike)."""
-    return _shared_items(tuple(sorted(request.items())))
-
-
-@lru_cache(maxsize=65536)
-def _shared_items(items: tuple[tuple[str, int], ...]) -> ResourceList:
-    return dict(items)
-
-
 # The fast path.
 
 
@@ -127,7 +111,7 @@ def _request(
     pod_level: tuple[Any, Any] | None,
 ) -> ResourceList:
     """The pod's request from its resources as written: computed once per workload shape, and
-    one dict for the shapes of equal requests (`_shared`). Callers never change the dict."""
+    one dict for the shapes of equal requests (`requests.shared`). Callers never change the dict."""
 
     def read(requests: Any, limits: Any, sidecar: bool = False) -> ContainerRequests:
         return ContainerRequests(in_units(dict(requests)), in_units(dict(limits)), sidecar)
@@ -138,7 +122,7 @@ def _request(
         overhead=in_units(dict(overhead)),
         pod_level=None if pod_level is None else read(*pod_level),
     )
-    return _shared(request)
+    return shared(request)
 
 
 def fast_pod_fields(raw: RawPod) -> PodFields:

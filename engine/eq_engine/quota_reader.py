@@ -16,8 +16,7 @@ from typing import Any, Final
 import msgspec
 
 from .objects import Quota
-from .parsing import status_used
-from .quotas import parse_quota, quota_settings
+from .quotas import parse_quota, quota_settings, read_used
 from .raw import RawElasticQuota
 
 
@@ -44,7 +43,7 @@ class QuotaReader:
         if last is not None and last[0] == read:
             if last[1] == seen:
                 return last[2]
-            used = status_used(status)
+            used = read_used(raw)
             if used is not None:
                 quota = dataclasses.replace(last[2], used=used)
                 self._last[where] = (read, seen, quota)

@@ -14,9 +14,9 @@ from typing import Any, Final
 
 from . import keys
 from .errors import ObjectError, QuantityError
-from .lookups import Unsure, in_units, mapping, metadata, quantities
+from .fields import READ_METADATA, ElasticQuotaFields
+from .lookups import in_units, mapping, metadata, quantities, read_fields
 from .objects import Quota
-from .parsing import READ_METADATA, ElasticQuotaFields, quota_fields
 from .quantities import ResourceList, resource_list
 from .raw import RawElasticQuota
 
@@ -24,24 +24,27 @@ from .raw import RawElasticQuota
 def parse_quota(raw: RawElasticQuota) -> Quota:
     """An ElasticQuota from its Kubernetes dict. Raises `ObjectError` naming the field when it
     cannot be read."""
-    try:
-        fields = fast_quota_fields(raw)
-    except Unsure:
-        fields = quota_fields(raw)
-    return _build(fields)
+    return _build(read_fields(raw, fast_quota_fields, "quota_fields"))
 
 
 def fast_quota_fields(raw: RawElasticQuota) -> ElasticQuotaFields:
     """The fields `parsing.quota_fields` reads, by the lookups of `lookups.py`; `Unsure` when in
     doubt."""
     meta = metadata(raw)
-    spec, status = mapping(raw, "spec"), mapping(raw, "status")
+    spec = mapping(raw, "spec")
     return ElasticQuotaFields(
-        meta,
-        in_units(quantities(spec, "min")),
-        in_units(quantities(spec, "max")),
-        in_units(quantities(status, "used")),
+        meta, in_units(quantities(spec, "min")), in_units(quantities(spec, "max")), _used(raw)
     )
+
+
+def read_used(raw: RawElasticQuota) -> ResourceList | None:
+    """`status.used` as `parse_quota` reads it; None if it cannot be read (`parse_quota` then
+    says why)."""
+    return read_fields(raw, _used, "status_used")
+
+
+def _used(raw: RawElasticQuota) -> ResourceList:
+    return in_units(quantities(mapping(raw, "status"), "used"))
 
 
 def _build(fields: ElasticQuotaFields) -> Quota:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .quantities import ResourceList
 
@@ -76,3 +77,14 @@ def pod_request(
         )
     _add(running, overhead or {})
     return running
+
+
+def shared(request: ResourceList) -> ResourceList:
+    """One dict for every equal request (the pods of a workload are alike): an engine holds
+    every pod's. Callers never change the dict."""
+    return _shared_items(tuple(sorted(request.items())))
+
+
+@lru_cache(maxsize=65536)
+def _shared_items(items: tuple[tuple[str, int], ...]) -> ResourceList:
+    return dict(items)

@@ -4,12 +4,12 @@ aside; either way `parse_quota` reads as the models alone would."""
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
 import hypothesis
 import pytest
-from eq_engine import ObjectError, keys, parse_quota
-from eq_engine.lookups import Unsure
+from eq_engine import keys, parse_quota
 from eq_engine.parsing import quota_fields
 from eq_engine.quotas import fast_quota_fields
 from hypothesis import given, settings
@@ -17,22 +17,12 @@ from hypothesis import strategies as st
 
 from tests import realistic
 from tests.engine.quota_edits import EDITS, base, outcome
+from tests.engine.readings import judged, quick
 
-
-def full(raw: Any) -> Any:
-    """The fields through the pydantic models only, or the error they raise."""
-    try:
-        return quota_fields(raw)
-    except ObjectError as error:
-        return ("unreadable", str(error))
-
-
-def fast(raw: Any) -> Any:
-    """The fields through the fast path; None when it steps aside."""
-    try:
-        return fast_quota_fields(raw)
-    except Unsure:
-        return None
+full = functools.partial(judged, quota_fields)
+"""The fields through the pydantic models only, or the error they raise."""
+fast = functools.partial(quick, fast_quota_fields)
+"""The fields through the fast path; None when it steps aside."""
 
 
 @settings(max_examples=600, deadline=None)
