@@ -15,8 +15,8 @@ from eq_kit.decoding import Decoding
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tests.engine.test_pod_fast_path import ANY, REALISTIC, WELL_FORMED
 from tests.engine.node_edits import NODES
+from tests.engine.test_pod_fast_path import ANY, REALISTIC, WELL_FORMED
 from tests.realistic import node
 
 POD_DECODING, NODE_DECODING = Decoding(SCHEMAS["Pod"]), Decoding(SCHEMAS["Node"])
