@@ -47,7 +47,7 @@ def quantities(holder: Mapping[str, Any], key: str) -> dict[str, Any]:
 
 
 def in_units(amounts: Mapping[str, Any]) -> dict[str, int]:
-    """A resource list in canonical units (`parsing.canonical`, which never takes a bool for
+    """A resource list in canonical units (`fields.canonical`, which never takes a bool for
     the number it equals); `Unsure` where a quantity does not read, for the models to name it."""
     try:
         return canonical(amounts)
@@ -115,15 +115,10 @@ _Raw = TypeVar("_Raw")
 _Read = TypeVar("_Read")
 
 
-def read_fields(raw: _Raw, fast: Callable[[_Raw], _Read], full: str) -> _Read:
-    """`fast(raw)`, or where the fast path is unsure, what the full validation's function `full`
-    (`parsing.py`) reads: it judges the object and names the field it cannot read. The models
-    are imported the first time an object needs them, so a process that reads a healthy cluster
-    never loads pydantic (0.1 s of every operator's and webhook's start)."""
+def read_fields(raw: _Raw, fast: Callable[[_Raw], _Read], full: Callable[[_Raw], _Read]) -> _Read:
+    """`fast(raw)`, or where the fast path is unsure, `full(raw)`: the full validation's reading
+    (`validation.py`), which judges the object and names the field it cannot read."""
     try:
         return fast(raw)
     except Unsure:
-        from . import parsing
-
-        judge: Callable[[_Raw], _Read] = getattr(parsing, full)
-        return judge(raw)
+        return full(raw)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import validation
 from .fields import NodeFields
 from .lookups import Unsure, in_units, mapping, metadata, quantities, read_fields
 from .objects import Node
@@ -19,7 +20,7 @@ from .raw import RawNode
 def parse_node(raw: RawNode) -> Node:
     """A Node from its Kubernetes dict. Raises `ObjectError` naming the field when it cannot be
     read."""
-    return _build(read_fields(raw, fast_node_fields, "node_fields"))
+    return _build(read_fields(raw, fast_node_fields, validation.node_fields))
 
 
 def fast_node_fields(raw: RawNode) -> NodeFields:

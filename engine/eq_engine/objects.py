@@ -1,7 +1,8 @@
 """ElasticQuota, Pod and Node as the engine sees them: frozen values, in canonical units.
 
-Only the fields the quota accounting needs, read from the API's JSON by `parsing.py` (and the
-fast path of `pods.py`); nothing here reads JSON.
+Only the fields the quota accounting needs, read from the API's JSON by the fast paths of
+`pods.py`, `quotas.py` and `nodes.py`, or by the full validation (`parsing.py`); nothing here
+reads JSON.
 """
 
 from __future__ import annotations

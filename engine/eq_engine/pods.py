@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from . import keys
+from . import keys, validation
 from .errors import ObjectError
 from .fields import PodFields
 from .gangs import gang_of
@@ -37,7 +37,7 @@ def parse_pod(raw: RawPod, *, namespace: str = "", key: str | None = None) -> Po
     (an engine holds every pod). Raises `ObjectError` naming the field when the pod cannot be
     read.
     """
-    fields = read_fields(raw, fast_pod_fields, "pod_fields")
+    fields = read_fields(raw, fast_pod_fields, validation.pod_fields)
     return _build(fields, namespace, key)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from . import keys
+from . import keys, validation
 from .errors import ObjectError, QuantityError
 from .fields import READ_METADATA, ElasticQuotaFields
 from .lookups import in_units, mapping, metadata, quantities, read_fields
@@ -24,7 +24,7 @@ from .raw import RawElasticQuota
 def parse_quota(raw: RawElasticQuota) -> Quota:
     """An ElasticQuota from its Kubernetes dict. Raises `ObjectError` naming the field when it
     cannot be read."""
-    return _build(read_fields(raw, fast_quota_fields, "quota_fields"))
+    return _build(read_fields(raw, fast_quota_fields, validation.quota_fields))
 
 
 def fast_quota_fields(raw: RawElasticQuota) -> ElasticQuotaFields:
@@ -40,7 +40,7 @@ def fast_quota_fields(raw: RawElasticQuota) -> ElasticQuotaFields:
 def read_used(raw: RawElasticQuota) -> ResourceList | None:
     """`status.used` as `parse_quota` reads it; None if it cannot be read (`parse_quota` then
     says why)."""
-    return read_fields(raw, _used, "status_used")
+    return read_fields(raw, _used, validation.status_used)
 
 
 def _used(raw: RawElasticQuota) -> ResourceList:

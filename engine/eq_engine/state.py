@@ -237,7 +237,7 @@ class Store:
     ) -> None:
         """Put the pod in its group, with its request on the group's columns. `seen`: the
         vectors made so far by (the group's `request_shape`, request dict), while no pod leaves
-        (pods of a workload share one request dict, `pods._shared`)."""
+        (pods of a workload share one request dict, `requests.shared`)."""
         accounts = self.accounts
         group, problem = accounts.tree.group_of(member.pod)
         if problem is None:

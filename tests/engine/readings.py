@@ -9,7 +9,7 @@ from eq_engine import ObjectError
 from eq_engine.lookups import Unsure
 
 
-def judged(read: Callable[[Any], Any], raw: Any) -> Any:
+def full_reading(read: Callable[[Any], Any], raw: Any) -> Any:
     """What the full validation's `read` makes of `raw`: its fields, or the error it raises."""
     try:
         return read(raw)
@@ -17,7 +17,7 @@ def judged(read: Callable[[Any], Any], raw: Any) -> Any:
         return ("unreadable", str(error))
 
 
-def quick(read: Callable[[Any], Any], raw: Any) -> Any:
+def fast_reading(read: Callable[[Any], Any], raw: Any) -> Any:
     """What a fast path's `read` makes of `raw`; None where it steps aside."""
     try:
         return read(raw)

@@ -15,12 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.engine.node_edits import NODES, base
-from tests.engine.readings import judged, quick
+from tests.engine.readings import fast_reading, full_reading
 from tests.realistic import node
 
-full = functools.partial(judged, node_fields)
+full = functools.partial(full_reading, node_fields)
 """The fields through the pydantic models only, or the error they raise."""
-fast = functools.partial(quick, fast_node_fields)
+fast = functools.partial(fast_reading, fast_node_fields)
 """The fields through the fast path; None when it steps aside."""
 
 

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from tests import realistic
 from tests.engine.quota_edits import EDITS, base, outcome
-from tests.engine.readings import judged, quick
+from tests.engine.readings import fast_reading, full_reading
 
-full = functools.partial(judged, quota_fields)
+full = functools.partial(full_reading, quota_fields)
 """The fields through the pydantic models only, or the error they raise."""
-fast = functools.partial(quick, fast_quota_fields)
+fast = functools.partial(fast_reading, fast_quota_fields)
 """The fields through the fast path; None when it steps aside."""
 
 
