@@ -8,13 +8,11 @@ path's lookups cost (`lookups.py`), and the models would be loaded for it alone.
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import validation
 from .fields import NodeFields
-from .lookups import Unsure, in_units, mapping, metadata, quantities, read_fields
+from .lookups import as_struct, in_units, metadata, read_fields
 from .objects import Node
-from .raw import RawNode
+from .raw import RawNode, RawNodeSpec, RawNodeStatus
 
 
 def parse_node(raw: RawNode) -> Node:
@@ -24,31 +22,17 @@ def parse_node(raw: RawNode) -> Node:
 
 
 def fast_node_fields(raw: RawNode) -> NodeFields:
-    """The fields `parsing.node_fields` reads, by the lookups of `lookups.py`; `Unsure` when in
-    doubt."""
+    """The fields `parsing.node_fields` reads, by the lookups of `lookups.py` and the structs of
+    `raw.py`; `Unsure` when in doubt."""
     meta = metadata(raw)
-    spec, status = mapping(raw, "spec"), mapping(raw, "status")
-    unschedulable = spec.get("unschedulable")
-    if unschedulable is not None and type(unschedulable) is not bool:
-        raise Unsure  # the models read "true" and 1 as booleans too
-    conditions = status.get("conditions")
-    if conditions is not None and type(conditions) is not list:
-        raise Unsure
+    spec = as_struct(raw.get("spec"), RawNodeSpec)
+    status = as_struct(raw.get("status"), RawNodeStatus)
     return NodeFields(
         meta=meta,
-        allocatable=in_units(quantities(status, "allocatable")),
-        unschedulable=bool(unschedulable),
-        conditions=tuple(map(_condition, conditions or ())),
+        allocatable=in_units(status.allocatable or {}),
+        unschedulable=bool(spec.unschedulable),
+        conditions=tuple((c.type or "", c.status or "") for c in status.conditions or ()),
     )
-
-
-def _condition(condition: Any) -> tuple[str, str]:
-    if type(condition) is not dict:
-        raise Unsure
-    kind, state = condition.get("type"), condition.get("status")
-    if not (kind is None or type(kind) is str) or not (state is None or type(state) is str):
-        raise Unsure
-    return kind or "", state or ""
 
 
 def _build(fields: NodeFields) -> Node:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, TypeVar
 
 import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
@@ -235,9 +235,10 @@ def pod_fields(raw: RawPod) -> PodFields:
     )
 
 
-def _as_json(raw: RawPod) -> RawPod:
-    """The pod as JSON gives it, for the models: a metadata, spec or status the caches decoded
-    into a struct (`raw.RawObjectMeta`, `RawPodSpec`, `RawPodStatus`) as a map again."""
+def _as_json(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The object as JSON gives it, for the models: a metadata, spec or status the caches
+    decoded into a struct (`raw.RawObjectMeta`, `RawPodSpec`, `RawNodeStatus`, ...) as a map
+    again."""
     if type(raw) is not dict:
         return raw
     parts = {
@@ -245,7 +246,7 @@ def _as_json(raw: RawPod) -> RawPod:
         for part in ("metadata", "spec", "status")
         if isinstance(raw.get(part), msgspec.Struct)
     }
-    return cast(RawPod, {**raw, **msgspec.to_builtins(parts)}) if parts else raw
+    return {**raw, **msgspec.to_builtins(parts)} if parts else raw
 
 
 def _requests(holder: _Container | _Resources) -> ContainerRequests:
@@ -261,7 +262,7 @@ def _requests(holder: _Container | _Resources) -> ContainerRequests:
 
 def node_fields(raw: RawNode) -> NodeFields:
     """A Node's fields through the full validation: the rule, and the error messages."""
-    parsed = _validate(_NodeModel, "Node", raw)
+    parsed = _validate(_NodeModel, "Node", _as_json(raw))
     return NodeFields(
         meta=_metadata(parsed.metadata),
         allocatable=parsed.status.allocatable,

@@ -1,5 +1,5 @@
-"""The JSON the engine reads: the API objects' fields, as `TypedDict`s, and a pod's spec and
-status as msgspec structs.
+"""The JSON the engine reads: the API objects' fields, as `TypedDict`s, and the specs and
+statuses of pods and nodes as msgspec structs.
 
 As Kopf's `RawBody`, each `TypedDict` is `total=False` (the API server leaves out empty fields)
 and names only what the engine reads; anything else an object holds is ignored. A `Raw*` type
@@ -9,7 +9,8 @@ the fast paths) check every field they read and name the one that does not fit.
 A pod's `metadata`, `spec` and `status` are structs (`RawObjectMeta`, `RawPodSpec`,
 `RawPodStatus`): msgspec checks their fields' types as it decodes or converts them, in C, so
 the fast paths (`lookups.py`, `pods.py`) read them without checking each type again (a struct
-made by hand is checked by nothing). The caches decode them so; a pod from elsewhere (a review,
+made by hand is checked by nothing). So are a node's `spec` and `status` (`RawNodeSpec`,
+`RawNodeStatus`), for `nodes.py`. The caches decode them so; an object from elsewhere (a review,
 a file) holds them as JSON maps, which the fast path converts, as it converts the metadata of
 the other kinds (`RawMeta`, the same fields as a map). Null is absent, as in the models; a value
 of another type makes the fast path step aside, for the models to name the field.
@@ -126,18 +127,18 @@ class RawElasticQuota(TypedDict, total=False):
     status: RawElasticQuotaStatus
 
 
-class RawNodeCondition(TypedDict, total=False):
-    type: str
-    status: str
+class RawNodeCondition(msgspec.Struct, frozen=True, omit_defaults=True):
+    type: str | None = None
+    status: str | None = None
 
 
-class RawNodeSpec(TypedDict, total=False):
-    unschedulable: bool
+class RawNodeSpec(msgspec.Struct, frozen=True, omit_defaults=True):
+    unschedulable: bool | None = None
 
 
-class RawNodeStatus(TypedDict, total=False):
-    allocatable: RawResourceList
-    conditions: list[RawNodeCondition]
+class RawNodeStatus(msgspec.Struct, frozen=True, omit_defaults=True):
+    allocatable: RawResourceList | None = None
+    conditions: Sequence[RawNodeCondition] | None = None
 
 
 class RawNode(TypedDict, total=False):
