@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.apiserver import ApiServer
-from tests.kube import QUOTAS, stored
+from tests.kube import QUOTAS, plural, stored
 from tests.operator.test_accounting import group_fields
 
 TICK = 0.1
@@ -32,15 +32,11 @@ class Groups:
         self._wrong = set(want)  # a wanted group not stored yet is wrong
 
     def right(self, api: ApiServer) -> bool:
-        table = api.storage.tables[QUOTAS.rsplit("/", 1)[1]]
+        table = api.storage.tables[plural(QUOTAS)]
         seen, self._seen = self._seen, api.storage.rv
-        if seen and table.window_start <= seen:
-            events = []
-            for event in reversed(table.history):  # newest first, back to the last look
-                if event.rv <= seen:
-                    break
-                events.append(event)
-            for event in reversed(events):
+        events = table.since(seen) if seen else None
+        if events is not None:
+            for event in events:
                 obj = event.new.obj
                 self._judge(obj["metadata"]["name"], None if event.type == "DELETED" else obj)
         else:  # the first look, or more was written since the last than the history holds

@@ -46,7 +46,12 @@ def write_kubeconfig(path: Path, server: str) -> Path:
 
 def stored(api: ApiServer, resource: str) -> list[dict[str, Any]]:
     """The emulator's current objects of `resource` (`v1/pods`, ...)."""
-    return api.objects(resource.rsplit("/", 1)[1])
+    return api.objects(plural(resource))
+
+
+def plural(resource: str) -> str:
+    """What the emulator keys `resource`'s table by: `v1/pods`, `pods`."""
+    return resource.rsplit("/", 1)[1]
 
 
 class Client:

@@ -12,6 +12,7 @@ import asyncio
 import base64
 import bisect
 import collections
+import itertools
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -165,6 +166,15 @@ class Table:
         self.history.clear()
         self.window_start = rv
 
+    def since(self, rv: int) -> list[Event] | None:
+        """The events after `rv`, oldest first, read back from the newest (a watch from a
+        recent version costs what came since); None when some have left the window."""
+        if rv < self.window_start:
+            return None
+        events = list(itertools.takewhile(lambda event: event.rv > rv, reversed(self.history)))
+        events.reverse()
+        return events
+
 
 class Storage:
     """Every table, the global RV, and list snapshots kept for continue tokens."""
@@ -300,13 +310,12 @@ class Storage:
             first: Iterator[bytes] = (
                 b'{"type":"ADDED","object":' + s.raw + b"}\n" for s in current
             )
-        elif since < table.window_start:
-            message = f"too old resource version: {since} ({table.window_start + 1})"
-            line = error_line(410, message, reason="Expired")
-            return watcher, iter([line])
         else:
-            index = bisect.bisect_right([e.rv for e in table.history], since)
-            events = list(table.history)[index:]
+            events = table.since(since)
+            if events is None:
+                message = f"too old resource version: {since} ({table.window_start + 1})"
+                line = error_line(410, message, reason="Expired")
+                return watcher, iter([line])
             first = (line for e in events if (k := watcher.kind_for(e)) for line in [e.line(k)])
             first = iter(list(first))
         table.watchers.add(watcher)
