@@ -4,10 +4,7 @@ start-up (0.1 s of CPU in each operator's and webhook's start)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from tests.paths import PYTHONPATH
+from tests.cli.running import python
 
 THREADS = (
     "import os, eq_cli.main; "
@@ -16,15 +13,9 @@ THREADS = (
 
 
 def _run(env: dict[str, str]) -> list[str]:
-    result = subprocess.run(
-        [sys.executable, "-c", THREADS],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PYTHONPATH": PYTHONPATH, "PATH": "/usr/bin:/bin", **env},
-        check=True,
-    )
-    return result.stdout.split()
+    done = python("-c", THREADS, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
 
 
 def test_the_command_runs_numpy_on_one_thread() -> None:

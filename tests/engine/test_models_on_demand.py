@@ -5,12 +5,10 @@ The models load with the first object a fast path is unsure of, and name its fie
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 from tests import realistic
-from tests.paths import PYTHONPATH
+from tests.cli.running import python
 
 READER = """
 import json, sys
@@ -34,15 +32,8 @@ print("pydantic" in sys.modules)
 
 
 def _read(objects: dict[str, Any]) -> list[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", READER],
-        input=json.dumps(objects),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PYTHONPATH": PYTHONPATH, "PATH": "/usr/bin:/bin"},
-        check=True,
-    )
+    done = python("-c", READER, stdin=json.dumps(objects))
+    assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
 
