@@ -90,11 +90,11 @@ class Http:
         self._observe = observe
         """Told of every request: its method, status (0: no answer) and seconds to answer."""
         rest, configuration = api.rest_client, api.configuration
-        self._host = str(configuration.host)
-        self._base = URL(self._host)
+        host = str(configuration.host)
+        self._base = URL(host)
         self._prefix = self._base.raw_path.rstrip("/")
         """A path before the API's own (a proxy's, `https://proxy/k8s/clusters/c-1`)."""
-        proxy = configuration.proxy or _environment_proxy(self._host)
+        proxy = configuration.proxy or _environment_proxy(host)
         self._extra: dict[str, Any] = {"proxy": proxy} if proxy else {}
         if configuration.proxy_headers:
             self._extra["proxy_headers"] = configuration.proxy_headers
