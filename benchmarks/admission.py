@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bytecode import compile_project
+from benchmarks.preparing import prepare
 from tests.apiserver import ApiServer
 from tests.kube import Client
 from tests.manifests import node, pod, quota
@@ -149,7 +149,7 @@ def arguments() -> argparse.Namespace:
 
 
 async def main() -> None:
-    compile_project()
+    prepare()
     runs = [await admit(groups(), gated_pods()) for _ in range(arguments().runs)]
     report(runs, "gated pods")
 

@@ -31,7 +31,7 @@ from typing import Any
 from eq_operator.settings import OperatorSettings
 
 from benchmarks import cluster, emulator
-from benchmarks.bytecode import compile_project
+from benchmarks.preparing import prepare
 from benchmarks.scale import ready, start
 from tests.apiserver import ApiServer
 from tests.kube import NODES, PODS, QUOTAS, stored
@@ -202,7 +202,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="how long the churn lasts")
     parser.add_argument("--api-qps", type=float, default=None, help="default: the operator's")
     args = parser.parse_args()
-    compile_project()
+    prepare()
     budget = "default budget" if args.api_qps is None else f"--api-qps {args.api_qps:g}"
     qps = DEFAULTS.api_qps if args.api_qps is None else args.api_qps
     for run_ in range(args.runs):

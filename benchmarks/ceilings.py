@@ -36,7 +36,7 @@ from pathlib import Path
 import aiohttp
 
 from benchmarks import budget, scale
-from benchmarks.bytecode import compile_project
+from benchmarks.preparing import prepare
 from tests.operator.conftest import samples
 
 IDLE = 0.5
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> None:
         "--bisections", type=int, default=2, help="steps between the rates kept up and not"
     )
     args = parser.parse_args(argv)
-    compile_project()
+    prepare()
     started = time.perf_counter()
     results: dict[str, dict[str, list[Step]]] = {}
     if args.only in (None, "creates"):

@@ -33,7 +33,7 @@ from typing import Any
 from eq_engine.admission import admissions
 
 from benchmarks import admission
-from benchmarks.bytecode import compile_project
+from benchmarks.preparing import prepare
 from tests.manifests import pod, run
 
 GANGS, SIZE = 20, 8
@@ -112,7 +112,7 @@ def arguments() -> argparse.Namespace:
 
 async def main() -> None:
     options = arguments()
-    compile_project()
+    prepare()
     print(f"engine admission round, {PODS:,} gated pods in {admission.GROUPS} groups")
     print(f"{'':<40} {'ms (' + str(options.rounds) + ' rounds)':>14}   µs a pod   admitted")
     for what, (pods, per_group) in ENGINE_CASES.items():

@@ -24,7 +24,7 @@ from eq_engine import QuotaEngine, parse_node, parse_pod, parse_quota
 from eq_engine.raw import RawElasticQuota, RawNode, RawPod
 
 from benchmarks import cluster
-from benchmarks.bytecode import compile_project
+from benchmarks.preparing import prepare
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -113,7 +113,7 @@ def simulate_versus_json_load() -> tuple[float, float]:
 
 
 def main() -> None:
-    compile_project()
+    prepare()
     raw_pods = cluster.pods()
     engine = loaded_engine(raw_pods)
     start = time.perf_counter()

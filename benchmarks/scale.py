@@ -42,8 +42,8 @@ import aiohttp
 
 from benchmarks import cluster, emulator, pools
 from benchmarks.binding import churn, churned
-from benchmarks.bytecode import compile_project
 from benchmarks.looking import TICK, Groups
+from benchmarks.preparing import prepare
 from tests.apiserver import ApiServer
 from tests.kube import write_kubeconfig
 from tests.operator.test_accounting import computed
@@ -270,7 +270,7 @@ def main() -> None:
         "measured (the labels follow at the budget's pace), with no churn",
     )
     args = parser.parse_args()
-    compile_project()
+    prepare()
     budget = {"0": "rate limit off", "default": "the default write budget"}.get(
         args.api_qps, f"--api-qps {args.api_qps}"
     )

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import cluster
-from benchmarks.bytecode import compile_project
+from benchmarks.preparing import prepare
 from tests.apiserver import ApiServer
 from tests.webhook.conftest import Certificates, review, start_webhook, stop_webhook
 
@@ -54,7 +54,7 @@ def reviews(count: int) -> list[dict[str, Any]]:
 
 
 async def main() -> None:
-    compile_project()
+    prepare()
     async with ApiServer() as api:
         api.seed(*cluster.quotas(), *cluster.nodes())
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,0 +1,44 @@
+"""What every benchmark does before it measures: the project compiled to bytecode, as in the
+image, and the interpreter named, since its build moves every figure.
+
+The product's image compiles every module at build time (`Dockerfile`), so a pod starts by
+loading bytecode. A benchmark that started the processes from sources that were never compiled,
+on a machine where Python writes no bytecode (`PYTHONDONTWRITEBYTECODE`, set on this one),
+would time the compiling of each module at every start: about 0.4 s of the operator's start-up
+on 2 cores, which no production start pays.
+
+The image's interpreter is an optimized build of CPython (profile-guided and link-time
+optimized, as the official images and Debian's `python3.11` are); one built from source with
+the defaults (pyenv's, say) is not, and runs the same benchmark about a fifth slower
+(docs/benchmarks.md, "The interpreter"). The first line a benchmark prints says which ran it.
+"""
+
+from __future__ import annotations
+
+import compileall
+import os
+import platform
+import sys
+
+from tests.paths import REPO, SOURCE_ROOTS
+
+
+def prepare() -> None:
+    """Compile the project, then print which interpreter runs the benchmark."""
+    compile_project()
+    print(interpreter())
+
+
+def compile_project() -> None:
+    """Write the bytecode of every module under the source roots that lacks it or is stale."""
+    for root in SOURCE_ROOTS:
+        if not compileall.compile_dir(REPO / root, quiet=1):
+            raise RuntimeError(f"a module under {root}/ could not be compiled or written")
+
+
+def interpreter() -> str:
+    """The interpreter as a line: its version, the binary a virtual environment points at, and
+    the compiler that built it."""
+    binary = os.path.realpath(sys.executable)
+    version = f"{platform.python_implementation()} {platform.python_version()}"
+    return f"interpreter: {version} at {binary} ({platform.python_compiler()})"
