@@ -10,7 +10,8 @@ from eq_engine.lookups import Unsure
 
 
 def full_reading(read: Callable[[Any], Any], raw: Any) -> Any:
-    """What the full validation's `read` makes of `raw`: its fields, or the error it raises."""
+    """What `read` (the full validation's, or a build from fields) makes of `raw`: its result,
+    or the error naming the field that it raises."""
     try:
         return read(raw)
     except ObjectError as error:

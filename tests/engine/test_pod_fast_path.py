@@ -7,34 +7,28 @@ from typing import Any
 import hypothesis
 import pytest
 from eq_engine import ObjectError, keys, parse_pod
-from eq_engine.lookups import Unsure
 from eq_engine.parsing import pod_fields
 from eq_engine.pods import _build, fast_pod_fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests import realistic
+from tests.engine.readings import fast_reading, full_reading
 from tests.manifests import pod
 
 
 def full(raw: Any, namespace: str = "") -> Any:
     """The Pod through the pydantic models only, or the error they raise."""
-    try:
-        return _build(pod_fields(raw), namespace)
-    except ObjectError as error:
-        return ("error", str(error))
+    return full_reading(lambda raw: _build(pod_fields(raw), namespace), raw)
 
 
 def fast(raw: Any, namespace: str = "") -> Any:
-    """The Pod through the fast path when it is sure; None when it steps aside."""
-    try:
-        fields = fast_pod_fields(raw)
-    except Unsure:
-        return None
-    try:
-        return _build(fields, namespace)
-    except ObjectError as error:
-        return ("error", str(error))
+    """The Pod through the fast path when it is sure, or the error building it raises; None
+    when it steps aside."""
+    fields = fast_reading(fast_pod_fields, raw)
+    return (
+        None if fields is None else full_reading(lambda fields: _build(fields, namespace), fields)
+    )
 
 
 def strategies(odd: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -149,12 +143,9 @@ def test_the_fast_path_agrees_with_the_full_validation(raw, namespace):
     if quick is not None:
         hypothesis.event("fast path")
         assert quick == full(raw, namespace)
-    parsed: Any
-    try:
-        parsed = parse_pod(raw, namespace=namespace)
-    except ObjectError as error:
-        parsed = ("error", str(error))
-    assert parsed == full(raw, namespace)
+    assert full_reading(lambda raw: parse_pod(raw, namespace=namespace), raw) == full(
+        raw, namespace
+    )
 
 
 REALISTIC = [
