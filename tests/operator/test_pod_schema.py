@@ -9,13 +9,14 @@ from typing import Any
 import msgspec
 import orjson
 import pytest
-from eq_engine import ObjectError, parse_node, parse_pod
+from eq_engine import parse_node, parse_pod
 from eq_engine.raw import SCHEMAS
 from eq_kit.decoding import Decoding
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.engine.node_edits import NODES
+from tests.engine.readings import full_reading
 from tests.engine.test_pod_fast_path import ANY, REALISTIC, WELL_FORMED
 from tests.realistic import node
 
@@ -31,10 +32,7 @@ def listed(raw: Any, schema: Decoding = POD_DECODING) -> Any:
 
 
 def read(raw: Any, parse: Any = lambda raw: parse_pod(raw, key="k")) -> Any:
-    try:
-        return parse(raw)
-    except ObjectError as error:
-        return ("error", str(error))
+    return full_reading(parse, raw)
 
 
 @settings(max_examples=1000)
