@@ -16,10 +16,11 @@ import json
 from collections.abc import Callable
 from typing import Any, cast
 
-from eq_engine import keys, parse_node
-from eq_engine.profile_roots import desired_roots, root_body
-from eq_engine.profiles import parse_profile
-from eq_engine.raw import RawNode
+from eq_engine import parse_node
+from eq_engine.model import keys
+from eq_engine.pools.profile_roots import desired_roots, root_body
+from eq_engine.pools.profiles import parse_profile
+from eq_engine.reading.raw import RawNode
 
 from benchmarks import cluster
 from tests.apiserver.resources import load_crd
@@ -115,7 +116,7 @@ def roots(
     profiles: list[dict[str, Any]], node_objects: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The root ElasticQuotas the operator makes of the profiles: what
-    `eq_engine.profile_roots` computes from the profiles and the nodes."""
+    `eq_engine.pools.profile_roots` computes from the profiles and the nodes."""
     if not profiles:
         return []
     nodes_ = [parse_node(cast(RawNode, raw)) for raw in node_objects]

@@ -11,7 +11,7 @@ right are measured: the labels follow at the budget's pace, minutes later, and n
 With `--trees N` (2 to 100), N node pools instead of the single tree (benchmarks/pools.py): N
 ElasticQuotaProfiles, each selecting 5,000 / N nodes by their `pool` label, whose roots the
 operator makes, and 1,000 / N teams of 10 sub-teams in each tree, with the same pods; "every group
-right" then includes the roots' total-resource (as `eq_engine.profile_roots` computes it), and
+right" then includes the roots' total-resource (as `eq_engine.pools.profile_roots` computes it), and
 once right a fresh engine on every object the emulator holds (the roots included) is compared
 with what was expected and what the objects hold.
 Printed: ready (/readyz 200) after, every group's annotations and status.used correct after,

@@ -7,8 +7,8 @@ import dataclasses
 import json
 
 from eq_engine import EngineConfig, QuotaEngine, ResourceList
-from eq_engine.explain import Explanation, explain_group, explain_pod
-from eq_engine.whatif import what_if
+from eq_engine.explaining.explain import Explanation, explain_group, explain_pod
+from eq_engine.explaining.whatif import what_if
 
 from .loading import Objects
 from .pools import WhatIfObjects, what_if_roots

@@ -4,7 +4,7 @@ Turns files into parsed engine objects, naming the file, object and field on bad
 kinds are skipped and counted, so `kubectl get eq,pods,nodes -A -o yaml` loads as it is.
 ElasticQuotaProfiles are read in `quota.koordinator.sh/v1alpha1` (`simulate` makes each one's
 tree root from the Nodes, `pools.py`). PodGroups are told apart by their apiVersion
-(`eq_engine.gangs.POD_GROUP_KINDS`): Koordinator's
+(`eq_engine.model.gangs.POD_GROUP_KINDS`): Koordinator's
 `scheduling.sigs.k8s.io/v1alpha1`, scheduler-plugins' `scheduling.x-k8s.io/v1alpha1` and
 Kubernetes' `scheduling.k8s.io/v1alpha2`; another API's PodGroup (Volcano's) is skipped, as
 is a PodDisruptionBudget of another version than `policy/v1`.
@@ -23,11 +23,11 @@ from typing import Any
 
 import yaml
 from eq_engine import Node, Pod, Quota, QuotaError, parse_node, parse_pod, parse_quota
-from eq_engine.budgets import DisruptionBudget, parse_disruption_budget
-from eq_engine.gangs import POD_GROUP_KINDS, PodGroup, parse_pod_group
-from eq_engine.profiles import KIND as PROFILE
-from eq_engine.profiles import Profile, parse_profile
-from eq_engine.whatif import Object
+from eq_engine.explaining.whatif import Object
+from eq_engine.model.budgets import DisruptionBudget, parse_disruption_budget
+from eq_engine.model.gangs import POD_GROUP_KINDS, PodGroup, parse_pod_group
+from eq_engine.pools.profiles import KIND as PROFILE
+from eq_engine.pools.profiles import Profile, parse_profile
 
 PROFILE_API = "quota.koordinator.sh/v1alpha1"
 Parsed = Quota | Pod | Node | PodGroup | DisruptionBudget | Profile

@@ -1,5 +1,5 @@
 """ElasticQuotaProfiles in `simulate`'s input: each profile's tree root, made as the operator
-makes it (`eq_engine.profile_roots`) from the Nodes in the input.
+makes it (`eq_engine.pools.profile_roots`) from the Nodes in the input.
 
 A root the input holds already is patched as the operator patches it (the labels, annotations,
 min and max the profile owns; its other labels and annotations stay), so the trees split what
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from eq_engine import Problem, parse_quota
-from eq_engine.profile_roots import desired_roots, root_body, root_patch
-from eq_engine.profiles import Profile, profile_of_tree
-from eq_engine.raw import RawElasticQuota
-from eq_engine.whatif import Object
+from eq_engine.explaining.whatif import Object
+from eq_engine.pools.profile_roots import desired_roots, root_body, root_patch
+from eq_engine.pools.profiles import Profile, profile_of_tree
+from eq_engine.reading.raw import RawElasticQuota
 
 from .loading import Objects
 

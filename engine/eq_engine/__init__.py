@@ -6,15 +6,12 @@ docs/koordinator.md where this differs). No Kubernetes client, no network, no fi
 operator, the webhook and the CLI feed it parsed objects and act on what it returns.
 """
 
-from .admission import Admissions
-from .config import EngineConfig
-from .engine import QuotaEngine
-from .errors import ObjectError, QuantityError, QuotaError
-from .nodes import parse_node
-from .objects import Node, Pod, Quota, cluster_capacity
-from .pods import parse_pod
-from .problems import Problem
-from .quantities import (
+from .decisions.admission import Admissions
+from .model.config import EngineConfig
+from .model.errors import ObjectError, QuantityError, QuotaError
+from .model.objects import Node, Pod, Quota, cluster_capacity
+from .model.problems import Problem
+from .model.quantities import (
     ResourceList,
     format_quantity,
     format_resource_list,
@@ -23,9 +20,12 @@ from .quantities import (
     parse_quantity,
     to_canonical,
 )
-from .quota_reader import QuotaReader
-from .quotas import parse_quota
-from .status import Changes, GroupStatus
+from .model.status import Changes, GroupStatus
+from .reading.nodes import parse_node
+from .reading.pods import parse_pod
+from .reading.quota_reader import QuotaReader
+from .reading.quotas import parse_quota
+from .state.quota_engine import QuotaEngine
 
 __all__ = [
     "Admissions",

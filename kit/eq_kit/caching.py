@@ -75,7 +75,7 @@ class Kind:
 
 
 def pod_groups(group: str, version: str) -> Kind:
-    """A PodGroup API (several exist, `eq_engine.gangs.POD_GROUP_KINDS`): optional, named
+    """A PodGroup API (several exist, `eq_engine.model.gangs.POD_GROUP_KINDS`): optional, named
     `PodGroup.<group>` (as kubectl takes it) in logs and metrics, since they share a kind and a
     plural."""
     return Kind(f"PodGroup.{group}", group, version, "podgroups", True, optional=True)

@@ -16,7 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from eq_engine import EngineConfig, format_resource_list, keys
+from eq_engine import EngineConfig, format_resource_list
+from eq_engine.model import keys
 from eq_kit.backoff import Backoff
 from eq_kit.caching import QUOTAS
 from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http

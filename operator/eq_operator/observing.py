@@ -4,14 +4,14 @@ Not Kopf's per-object workers, and no `kopf.index`: Kopf's index barrier wakes e
 worker on every indexed object (quadratic start-up), and its workers cost about 0.6 ms of CPU
 and 3.7 KiB per pod before any work of ours. A cache keeps no object: the view parses each one
 into what the engine needs. Only this path changes the engine's state. Pods and nodes are
-decoded into just the fields the engine reads (`eq_engine.raw.SCHEMAS`), the rest of each
+decoded into just the fields the engine reads (`eq_engine.reading.raw.SCHEMAS`), the rest of each
 skipped: a node's status carries its images, often tens of kilobytes.
 
 ElasticQuotaProfiles, the nodes and the quotas that are trees' roots also go to the node
 pools (`pools.py`), which keep the roots as the profiles say.
 
-PodGroups are followed in each of their three APIs (`eq_engine.gangs.POD_GROUP_KINDS`) where the
-cluster serves it: a kind the cluster lacks (a CRD not installed, an alpha API switched off)
+PodGroups are followed in each of their three APIs (`eq_engine.model.gangs.POD_GROUP_KINDS`) where
+the cluster serves it: a kind the cluster lacks (a CRD not installed, an alpha API switched off)
 counts as empty and is asked for again now and then (the kit's optional kinds).
 """
 
@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from eq_engine.gangs import POD_GROUP_KINDS
-from eq_engine.raw import SCHEMAS
+from eq_engine.model.gangs import POD_GROUP_KINDS
+from eq_engine.reading.raw import SCHEMAS
 from eq_kit.caching import (
     DISRUPTION_BUDGETS,
     NODES,

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from eq_engine import Pod, keys
+from eq_engine import Pod
+from eq_engine.model import keys
 
 from .view import OWNED_ANNOTATIONS, QuotaFields
 

@@ -1,5 +1,5 @@
 """Node pools: each ElasticQuotaProfile's root ElasticQuota, kept as its profile and the nodes
-say, as Koordinator's profile controller keeps it (`eq_engine.profile_roots` says what a root
+say, as Koordinator's profile controller keeps it (`eq_engine.pools.profile_roots` says what a root
 holds, and what is ours where profiles overlap).
 
 The watch feeds the profiles, the nodes and the roots in; the leader writes a root that is
@@ -18,9 +18,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from eq_engine import Node, ObjectError, Problem, keys
-from eq_engine.profile_roots import RootQuota, desired_roots, root_body, root_patch
-from eq_engine.profiles import KIND, Profile, parse_profile
+from eq_engine import Node, ObjectError, Problem
+from eq_engine.model import keys
+from eq_engine.pools.profile_roots import RootQuota, desired_roots, root_body, root_patch
+from eq_engine.pools.profiles import KIND, Profile, parse_profile
 from eq_kit.backoff import Backoff
 from eq_kit.caching import PROFILES, QUOTAS, key_of
 from eq_kit.kube import JSON, MERGE, TRANSPORT_ERRORS, ApiError, Http

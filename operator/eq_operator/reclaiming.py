@@ -35,8 +35,9 @@ from collections.abc import Callable, Collection
 from enum import StrEnum
 from typing import Protocol
 
-from eq_engine import ResourceList, format_resource_list, keys
-from eq_engine.reclaim import GroupReclaim, Victim, reclaims
+from eq_engine import ResourceList, format_resource_list
+from eq_engine.decisions.reclaim import GroupReclaim, Victim, reclaims
+from eq_engine.model import keys
 from eq_kit.backoff import Backoff
 from eq_kit.caching import QUOTAS
 from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http, micro_time

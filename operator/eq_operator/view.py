@@ -21,13 +21,13 @@ from eq_engine import (
     QuotaEngine,
     QuotaReader,
     format_resource_list,
-    keys,
     parse_node,
     parse_pod,
 )
-from eq_engine.budgets import parse_disruption_budget
-from eq_engine.gangs import PodGroupKind, parse_pod_group
-from eq_engine.raw import RawElasticQuota, RawNode, RawObjectMeta, RawPod
+from eq_engine.model import keys
+from eq_engine.model.budgets import parse_disruption_budget
+from eq_engine.model.gangs import PodGroupKind, parse_pod_group
+from eq_engine.reading.raw import RawElasticQuota, RawNode, RawObjectMeta, RawPod
 from eq_kit.caching import DISRUPTION_BUDGETS, QUOTAS, key_of
 
 from .logs import logger

@@ -16,9 +16,9 @@ import json
 from typing import Any, cast
 
 from eq_engine import parse_node
-from eq_engine.profile_roots import desired_roots
-from eq_engine.profiles import parse_profile
-from eq_engine.raw import RawNode
+from eq_engine.pools.profile_roots import desired_roots
+from eq_engine.pools.profiles import parse_profile
+from eq_engine.reading.raw import RawNode
 
 from tests.engine.profile_objects import fnv64a
 from tests.realistic import (
@@ -151,7 +151,7 @@ def cluster(*extra: dict[str, Any], with_profiles: bool = True) -> dict[str, Any
 
 
 def operator_roots() -> list[dict[str, Any]]:
-    """Each profile's root as the operator writes it for these nodes (`eq_engine.profile_roots`
+    """Each profile's root as the operator writes it for these nodes (`eq_engine.pools`
     makes it), as the API server then serves it."""
     wanted = desired_roots(
         [parse_profile(raw) for raw in profiles()],

@@ -9,9 +9,9 @@ from functools import reduce
 from typing import Any, cast
 
 from eq_engine import parse_node
-from eq_engine.profile_roots import Roots, desired_roots
-from eq_engine.profiles import parse_profile
-from eq_engine.raw import RawNode
+from eq_engine.pools.profile_roots import Roots, desired_roots
+from eq_engine.pools.profiles import parse_profile
+from eq_engine.reading.raw import RawNode
 
 P = "quota.scheduling.koordinator.sh/"
 ZONE = "topology.kubernetes.io/zone"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from eq_engine.reviews import Operation, review_quota
+from eq_engine.decisions.verdicts import Operation, review_quota
 
 from tests.engine.quota_tree import catalog, edited, existing, pods, quota, tree
 

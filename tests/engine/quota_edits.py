@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from eq_engine import ObjectError, keys
+from eq_engine import ObjectError
+from eq_engine.model import keys
 from hypothesis import strategies as st
 
 from tests import realistic

@@ -22,7 +22,7 @@ import json
 from typing import Any
 
 from eq_engine import EngineConfig, Pod, Quota, parse_pod, parse_quota
-from eq_engine.catalog import Catalog, build_catalog
+from eq_engine.tree.catalog import Catalog, build_catalog
 
 from tests import realistic
 from tests.realistic import P

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from eq_engine import ObjectError
-from eq_engine.lookups import Unsure
+from eq_engine.reading.lookups import Unsure
 
 
 def full_reading(read: Callable[[Any], Any], raw: Any) -> Any:

@@ -4,9 +4,9 @@ others wait; and which new pods the webhook gates."""
 from __future__ import annotations
 
 from eq_engine import EngineConfig, parse_pod, parse_quota
-from eq_engine.admission import admissions
-from eq_engine.catalog import build_catalog
-from eq_engine.gating import gate_exemption
+from eq_engine.decisions.admission import admissions
+from eq_engine.decisions.gating import gate_exemption
+from eq_engine.tree.catalog import build_catalog
 
 from tests.manifests import load, node, pod, quota, run
 

@@ -14,9 +14,9 @@ from typing import Any
 import jsonpatch
 import pytest
 from eq_engine import ObjectError
-from eq_engine.affinity import REQUIRED, pool_affinity
-from eq_engine.profiles import parse_profile, profile_of_tree
-from eq_engine.selectors import LabelSelector, parse_selector
+from eq_engine.model.selectors import LabelSelector, parse_selector
+from eq_engine.pools.affinity import REQUIRED, pool_affinity
+from eq_engine.pools.profiles import parse_profile, profile_of_tree
 
 P = "quota.scheduling.koordinator.sh/"
 TERMS = f"spec.affinity.nodeAffinity.{REQUIRED}.nodeSelectorTerms"

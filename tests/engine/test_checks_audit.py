@@ -1,4 +1,4 @@
-"""The audit of a whole catalog (`eq_engine.checks.audit`): the problems the objects a cluster
+"""The audit of a whole catalog (`eq_engine.tree.checks.audit`): the problems the objects a cluster
 holds have among themselves, every one naming the object, the field and the numbers; those the
 tree reports when it is built (a missing or built-in parent, a cycle) are left to it."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from eq_engine import checks
+from eq_engine.tree import checks
 
 from tests.engine.quota_cases import problems
 from tests.engine.quota_tree import (

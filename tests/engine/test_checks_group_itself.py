@@ -1,4 +1,4 @@
-"""The ElasticQuota checks of a group on its own (`eq_engine.checks.own_problems`: signs, min
+"""The ElasticQuota checks of a group on its own (`eq_engine.tree.checks.own_problems`: signs, min
 within max, strict keys, the two parent labels) and of the namespaces it lists
 (`namespace_problems`), on objects as a cluster holds them: each case gives the problems found,
 every one naming the object, the field and the numbers. The same rules over HTTPS:
@@ -7,7 +7,7 @@ tests/webhook/test_quota_admission_denials.py."""
 from __future__ import annotations
 
 import pytest
-from eq_engine import checks
+from eq_engine.tree import checks
 
 from tests.engine.quota_cases import problems
 from tests.engine.quota_tree import NAMESPACES, PARENT_LABEL, catalog, existing, group, quota

@@ -1,4 +1,4 @@
-"""The ElasticQuota checks of where a group sits in the tree (`eq_engine.checks`): its parent
+"""The ElasticQuota checks of where a group sits in the tree (`eq_engine.tree.checks`): its parent
 (there, a parent, not built-in, not below it; worded as the tree words it), its max resources
 against the parent's, its min with its siblings' against the parent's, a parent's min against
 its children's; on objects as a cluster holds them, each case giving the problems found, every
@@ -8,8 +8,9 @@ rules over HTTPS: tests/webhook/test_quota_admission_denials.py."""
 from __future__ import annotations
 
 import pytest
-from eq_engine import EngineConfig, checks
-from eq_engine.tree import build_tree
+from eq_engine import EngineConfig
+from eq_engine.tree import checks
+from eq_engine.tree.topology import build_tree
 
 from tests.engine.quota_cases import problems
 from tests.engine.quota_tree import (

@@ -1,4 +1,4 @@
-"""The tree-id rules of the ElasticQuota checks (`eq_engine.checks.topology_problems`,
+"""The tree-id rules of the ElasticQuota checks (`eq_engine.tree.checks.topology_problems`,
 docs/webhook.md, Tree ids): a group in its parent's tree, on the default tree with a second one
 beside it (quota_tree.py's `pool`), and Koordinator's own cases of checkTreeID. Each case gives
 the problems found, every one naming the object and the field. The same rules over HTTPS:
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from eq_engine import checks
+from eq_engine.tree import checks
 
 from tests.engine.quota_cases import IN_ITS_PARENTS_TREE, problems
 from tests.engine.quota_tree import (

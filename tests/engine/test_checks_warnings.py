@@ -1,4 +1,4 @@
-"""The warnings of the ElasticQuota checks (`eq_engine.checks.quota_warnings`): settings that
+"""The warnings of the ElasticQuota checks (`eq_engine.tree.checks.quota_warnings`): settings that
 are legal but do not do what they seem to (a max above the parent's, a zero or partial shared
 weight, top-level mins above the cluster, summed per tree). The same warnings over HTTPS:
 tests/webhook/test_quota_admission_allowed.py."""
@@ -6,7 +6,7 @@ tests/webhook/test_quota_admission_allowed.py."""
 from __future__ import annotations
 
 import pytest
-from eq_engine import checks
+from eq_engine.tree import checks
 
 from tests.engine.quota_cases import CAPACITY
 from tests.engine.quota_tree import catalog, group, in_tree, pool, quota, tree

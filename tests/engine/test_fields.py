@@ -4,9 +4,9 @@ what it names, so a key the models read and it lacks would go unseen by them."""
 
 from __future__ import annotations
 
-from eq_engine.fields import READ_METADATA
-from eq_engine.parsing import _Metadata
-from eq_engine.raw import RawMeta
+from eq_engine.reading.fields import READ_METADATA
+from eq_engine.reading.parsing import _Metadata
+from eq_engine.reading.raw import RawMeta
 
 
 def test_the_metadata_read_is_what_the_models_read() -> None:

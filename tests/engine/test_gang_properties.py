@@ -26,7 +26,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from eq_engine import QuotaEngine
-from eq_engine.admission import Admissions, admissions
+from eq_engine.decisions.admission import Admissions, admissions
 from hypothesis import event, given, note
 from hypothesis import strategies as st
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from eq_engine import QuotaEngine
-from eq_engine.admission import admissions
-from eq_engine.gangs import POD_GROUP_KINDS, parse_pod_group
+from eq_engine.decisions.admission import admissions
+from eq_engine.model.gangs import POD_GROUP_KINDS, parse_pod_group
 
 from tests.manifests import load, node, quota, run
 from tests.realistic import job_pod

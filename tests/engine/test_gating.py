@@ -1,4 +1,4 @@
-"""Which new pods wait behind the admission gate (`eq_engine.gating`), on pods as their
+"""Which new pods wait behind the admission gate (`eq_engine.decisions.gating`), on pods as their
 controllers send them to admission: each case gives the exemption, in words, or None (gated).
 The same rule over HTTPS: tests/webhook/test_gating.py."""
 
@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from eq_engine import keys, parse_pod
-from eq_engine.gating import gate_exemption
+from eq_engine import parse_pod
+from eq_engine.decisions.gating import gate_exemption
+from eq_engine.model import keys
 
 from tests import realistic
 from tests.engine.quota_tree import BUILTIN_NS, DEFAULT, catalog, group, tree

@@ -6,7 +6,7 @@ whole contract (0 <= a <= c, b >= 0, int64)."""
 from __future__ import annotations
 
 import numpy as np
-from eq_engine.integers import estimable, floor_divide_product
+from eq_engine.numbers.integers import estimable, floor_divide_product
 from hypothesis import given
 from hypothesis import strategies as st
 

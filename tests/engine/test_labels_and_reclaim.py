@@ -1,7 +1,7 @@
 """Over-quota labels (DESIGN.md) and reclaim plans (koordinator-semantics.md 5)."""
 
 from eq_engine import EngineConfig
-from eq_engine.reclaim import reclaim_plan
+from eq_engine.decisions.reclaim import reclaim_plan
 
 from tests.manifests import load, pod, quota, run
 
@@ -155,7 +155,7 @@ def test_borrower_returns_what_a_lender_asks_back_taking_only_over_quota_pods():
 
 
 def test_one_groups_plan_is_the_one_planned_with_every_other():
-    from eq_engine.reclaim import reclaims
+    from eq_engine.decisions.reclaim import reclaims
 
     objects = [
         quota("lender", min={"cpu": 8}, max={"cpu": 10}),

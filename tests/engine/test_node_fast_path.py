@@ -9,8 +9,8 @@ from typing import Any
 import hypothesis
 import pytest
 from eq_engine import ObjectError, parse_node
-from eq_engine.nodes import fast_node_fields
-from eq_engine.parsing import node_fields
+from eq_engine.reading.nodes import fast_node_fields
+from eq_engine.reading.parsing import node_fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

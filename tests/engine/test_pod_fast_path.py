@@ -6,9 +6,10 @@ from typing import Any
 
 import hypothesis
 import pytest
-from eq_engine import ObjectError, keys, parse_pod
-from eq_engine.parsing import pod_fields
-from eq_engine.pods import _build, fast_pod_fields
+from eq_engine import ObjectError, parse_pod
+from eq_engine.model import keys
+from eq_engine.reading.parsing import pod_fields
+from eq_engine.reading.pods import _build, fast_pod_fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 import pytest
-from eq_engine.profile_roots import root_body, root_patch
-from eq_engine.quantities import to_canonical
+from eq_engine.model.quantities import to_canonical
+from eq_engine.pools.profile_roots import root_body, root_patch
 
 from tests.engine.profile_objects import NODES, ZONE, P, fnv64a, merged, node, profile, roots
 

@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 from eq_engine import ObjectError
-from eq_engine.problems import Problem
-from eq_engine.profile_roots import MAX_TEXT, root_body, root_patch
-from eq_engine.profiles import (
+from eq_engine.model.problems import Problem
+from eq_engine.model.quantities import resource_list
+from eq_engine.pools.profile_roots import MAX_TEXT, root_body, root_patch
+from eq_engine.pools.profiles import (
     DEFAULT_KEYS,
     parse_profile,
     profile_of_tree,
     tree_hash,
 )
-from eq_engine.quantities import resource_list
 
 from tests.engine.profile_objects import (
     KEYS_FIELD,

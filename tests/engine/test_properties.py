@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from eq_engine import EngineConfig, QuotaEngine, parse_pod
-from eq_engine.reclaim import reclaim_plan
+from eq_engine.decisions.reclaim import reclaim_plan
 from hypothesis import given, note
 from hypothesis import strategies as st
 

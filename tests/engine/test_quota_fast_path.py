@@ -9,9 +9,10 @@ from typing import Any
 
 import hypothesis
 import pytest
-from eq_engine import keys, parse_quota
-from eq_engine.parsing import quota_fields
-from eq_engine.quotas import fast_quota_fields
+from eq_engine import parse_quota
+from eq_engine.model import keys
+from eq_engine.reading.parsing import quota_fields
+from eq_engine.reading.quotas import fast_quota_fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -7,8 +7,9 @@ import copy
 from typing import Any
 
 import pytest
-from eq_engine import QuotaReader, keys, parse_quota
-from eq_engine import quota_reader as reader_module
+from eq_engine import QuotaReader, parse_quota
+from eq_engine.model import keys
+from eq_engine.reading import quota_reader as reader_module
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

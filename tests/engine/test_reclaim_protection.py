@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from eq_engine import ObjectError
-from eq_engine.budgets import parse_disruption_budget
-from eq_engine.reclaim import reclaims
+from eq_engine.decisions.reclaim import reclaims
+from eq_engine.model.budgets import parse_disruption_budget
 
 from tests.manifests import node, pod, quota, run
 

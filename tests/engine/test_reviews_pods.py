@@ -1,5 +1,5 @@
-"""The pods in the admission reviews (`eq_engine.reviews`): which ElasticQuota operations need
-the pods bound to the group and where those are looked for; and the review of a Pod itself, on
+"""The pods in the admission reviews (`eq_engine.decisions.verdicts`): which ElasticQuota operations
+need the pods bound to the group and where those are looked for; and the review of a Pod itself, on
 objects as a cluster holds them (the decision and the denial's message). The same decisions over
 HTTPS: tests/webhook/test_pod_admission.py."""
 
@@ -8,7 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from eq_engine.reviews import BoundPodQuery, bound_pod_query, needs_bound_pods, review_pod
+from eq_engine.decisions.verdicts import (
+    BoundPodQuery,
+    bound_pod_query,
+    needs_bound_pods,
+    review_pod,
+)
 
 from tests import realistic
 from tests.engine.quota_cases import CREATE, DELETE, UPDATE

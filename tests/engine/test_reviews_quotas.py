@@ -1,7 +1,8 @@
-"""The review of ElasticQuota creations, updates and deletions (`eq_engine.reviews.review_quota`)
-in the one default tree, on objects as a cluster holds them: each case gives the decision, the
-denial's message (which object, which field, what was expected) and the warnings. Tree ids:
-test_reviews_tree_ids.py; which operations list the group's pods: test_reviews_pods.py. The
+"""The review of ElasticQuota creations, updates and deletions
+(`eq_engine.decisions.verdicts.review_quota`) in the one default tree, on objects as a cluster holds
+them: each case gives the decision, the denial's message (which object, which field, what was
+expected) and the warnings. Tree ids: test_reviews_tree_ids.py; which operations list the group's
+pods: test_reviews_pods.py. The
 same decisions over HTTPS: tests/webhook/test_quota_admission_denials.py and
 test_quota_admission_allowed.py."""
 

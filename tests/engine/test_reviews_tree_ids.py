@@ -1,7 +1,7 @@
-"""The tree-id rules in the review of ElasticQuota operations (`eq_engine.reviews.review_quota`,
-docs/webhook.md, Tree ids): the default tree with a second one beside it (quota_tree.py's
-`pool`), and Koordinator's own cases of its webhook's tests. Each case gives the decision, the
-denial's message and the warnings. The same decisions over HTTPS:
+"""The tree-id rules in the review of ElasticQuota operations
+(`eq_engine.decisions.verdicts.review_quota`, docs/webhook.md, Tree ids): the default tree with a
+second one beside it (quota_tree.py's `pool`), and Koordinator's own cases of its webhook's tests.
+Each case gives the decision, the denial's message and the warnings. The same decisions over HTTPS:
 tests/webhook/test_tree_ids.py."""
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 from eq_engine import ObjectError
-from eq_engine.budgets import parse_disruption_budget
-from eq_engine.selectors import LabelSelector, Requirement, parse_selector
+from eq_engine.model.budgets import parse_disruption_budget
+from eq_engine.model.selectors import LabelSelector, Requirement, parse_selector
 
 # The labels of a worker node as `kubectl get node -o json` shows them.
 NODE_LABELS = {

@@ -11,11 +11,11 @@ from eq_engine import (
     ObjectError,
     QuotaEngine,
     format_resource_list,
-    keys,
     parse_node,
     parse_pod,
     parse_quota,
 )
+from eq_engine.model import keys
 
 from tests.kube import NODES, PODS, QUOTAS, store, stored
 from tests.manifests import node, pod, quota

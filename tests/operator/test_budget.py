@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from eq_engine import keys
+from eq_engine.model import keys
 
 from tests.apiserver import ApiServer
 from tests.manifests import node, pod, quota

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from eq_engine import keys
+from eq_engine.model import keys
 from eq_kit.backoff import LAST_RETRY
 
 from tests.apiserver import ApiServer, Config

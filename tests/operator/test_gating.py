@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from eq_engine import keys
+from eq_engine.model import keys
 
 from tests.kube import PODS, store, stored
 from tests.manifests import node, pod, quota

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from eq_engine import keys
+from eq_engine.model import keys
 
 from tests.kube import EVENTS, LEASES, PODS, QUOTAS, store, stored
 from tests.manifests import node, pod, quota

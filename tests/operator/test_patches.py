@@ -7,7 +7,8 @@ from typing import Any
 
 import orjson
 import pytest
-from eq_engine import keys, parse_pod
+from eq_engine import parse_pod
+from eq_engine.model import keys
 from eq_operator import patches
 from eq_operator.view import QuotaFields, label_in
 

@@ -1,5 +1,5 @@
 """The caches decode pods into `RawPod`'s fields only, and nodes into `RawNode`'s (`observing.py`,
-`eq_engine.raw.SCHEMAS`): an object read that way is the object read whole, for objects of
+`eq_engine.reading.raw.SCHEMAS`): an object read that way is the object read whole, for objects of
 every shape, and one as the API server serves it is decoded into the schema, not whole."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import msgspec
 import orjson
 import pytest
 from eq_engine import parse_node, parse_pod
-from eq_engine.raw import SCHEMAS
+from eq_engine.reading.raw import SCHEMAS
 from eq_kit.decoding import Decoding
 from hypothesis import example, given, settings
 from hypothesis import strategies as st

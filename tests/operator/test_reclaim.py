@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-from eq_engine import keys
+from eq_engine.model import keys
 
 from tests.apiserver import ApiError, ApiServer, disruption_budget
 from tests.kube import EVENTS, QUOTAS, store, stored

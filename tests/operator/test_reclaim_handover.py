@@ -14,7 +14,7 @@ import contextlib
 from typing import Any
 
 import pytest
-from eq_engine import keys
+from eq_engine.model import keys
 from eq_kit.kube import Http
 from eq_kit.throttling import TokenBucket
 from eq_operator.metrics import Metrics

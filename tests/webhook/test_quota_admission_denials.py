@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from eq_engine import catalog, checks, reviews
+from eq_engine.decisions import verdicts as reviews
+from eq_engine.tree import catalog, checks
 
 from tests.manifests import P, quota
 from tests.webhook.conftest import review

@@ -2,10 +2,10 @@
 
 `validate` judges ElasticQuota and Pod writes; `gate` puts new pods behind the quota's
 scheduling gate. ("Admission" alone, in this project, is quota admission: lifting that gate,
-`eq_engine.admission` and the operator's `admitting.py`.)
+`eq_engine.decisions.admission` and the operator's `admitting.py`.)
 
-Glue only: objects are parsed by the engine, judged by `eq_engine.reviews`, and the pods a rule
-needs are fetched through `list_pods` (the API server, at that moment).
+Glue only: objects are parsed by the engine, judged by `eq_engine.decisions.verdicts`, and the pods
+a rule needs are fetched through `list_pods` (the API server, at that moment).
 """
 
 from __future__ import annotations
@@ -15,12 +15,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from eq_engine import ObjectError, Pod, Quota, parse_pod, parse_quota
-from eq_engine.affinity import pool_affinity
-from eq_engine.catalog import quota_problem
-from eq_engine.gating import gate_exemption
-from eq_engine.keys import ADMISSION_GATE
-from eq_engine.raw import RawElasticQuota, RawPod
-from eq_engine.reviews import (
+from eq_engine.decisions.gating import gate_exemption
+from eq_engine.decisions.verdicts import (
     BoundPodQuery,
     Operation,
     Verdict,
@@ -29,6 +25,10 @@ from eq_engine.reviews import (
     review_pod,
     review_quota,
 )
+from eq_engine.model.keys import ADMISSION_GATE
+from eq_engine.pools.affinity import pool_affinity
+from eq_engine.reading.raw import RawElasticQuota, RawPod
+from eq_engine.tree.catalog import quota_problem
 
 from .logs import logger
 from .reviews import BadReview, Review, response

@@ -1,0 +1,256 @@
+"""Quota-gated scheduling: which waiting pods of a group may be handed to the scheduler now.
+
+A pod waits behind the admission gate until its group can take it: the group's used, plus what
+it has admitted that is not scheduled yet, plus this pod's request fit inside the group's runtime
+(on the resources the runtime limits) and, for a non-preemptible pod, inside the group's min.
+An admitted pod holds budget until it is bound only while the edge says it was admitted a
+moment ago (`admissions(engine, holding=...)`): a pod that never schedules (an unbound
+volume, a selector no node matches) or that nobody admitted cannot hold its group's budget.
+Pods are admitted most important first (priority, then creation time); the first one that does
+not fit holds the rest of its group back, so that a large pod is not starved by small ones
+behind it. Admitting counts at once: two pods never both take the last unit.
+
+A gang (`gangs.py`) is admitted all or nothing: once at least its minimum of pods exist, its
+first `minimum` pods (in queue order) are admitted together if their summed request fits, the
+same rule as one pod's; the gang's other pods then go as single pods, as do members created
+after it was admitted (any of its pods past the gate and not being deleted: the new pods of a
+gang whose pods are all leaving, as after a reclaim, make a gang again). A gang takes one
+place in its group's queue, its most important pod's, and holds back what is behind it when it
+does not fit. A gang that cannot be judged yet (fewer pods than its minimum, no minimum, pods
+in several groups) waits without holding anybody back: it is not ready to run, whatever the
+room.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+from ..model.objects import Pod
+from ..model.problems import listing
+from ..model.quantities import format_quantity
+from ..numbers.accounting import NP_USED, USED
+from ..state.pod_groups import gang_minimum, gang_unready
+from ..state.quota_engine import QuotaEngine
+from ..state.store import Store
+
+
+def queue_order(pod: Pod) -> tuple[int, float, str]:
+    """Sort key of a group's waiting pods: higher priority first, then older first."""
+    return (-pod.priority, pod.created, pod.key)
+
+
+@dataclass(slots=True)
+class Budget:
+    """What a group may still admit: the headroom of its runtime and of its min. A tally for
+    one decision: admitting a pod adds it to `taken` (and `locked`)."""
+
+    names: Sequence[str]
+    limited: Sequence[bool]
+    """Per resource: the runtime limits it (a resource outside the max is not limited)."""
+    runtime: Sequence[int]
+    taken: list[int]
+    """Used plus admitted and not yet scheduled, per resource."""
+    min: Sequence[int]
+    locked: list[int]
+    """The same for non-preemptible pods, which must fit inside the min."""
+    holders: list[str] = field(default_factory=list)
+    """Pods admitted and not bound yet: named when a pod waits, since they hold the budget."""
+
+    def shortfall(self, request: Sequence[int], fixed: Sequence[int], what: str) -> str | None:
+        """Why `request` (of which `fixed` is non-preemptible) does not fit now; None: it fits.
+        `what` names what asks ("this pod", "gang team-a/job's 4 pods")."""
+        short = [
+            f"runtime {name} {_q(name, limit)}, used or admitted {_q(name, taken)}, "
+            f"{what} {_q(name, want)}"
+            for name, limited, limit, taken, want in zip(
+                self.names, self.limited, self.runtime, self.taken, request, strict=True
+            )
+            if limited and want and taken + want > limit
+        ]
+        short += [
+            f"min {name} {_q(name, floor)}, "
+            f"non-preemptible used or admitted {_q(name, locked)}, {what} {_q(name, want)}"
+            for name, limited, floor, locked, want in zip(
+                self.names, self.limited, self.min, self.locked, fixed, strict=True
+            )
+            if limited and want and locked + want > floor
+        ]
+        if short and self.holders:
+            short.append(f"admitted, not bound yet: {listing(sorted(self.holders))}")
+        return "; ".join(short) or None
+
+    def hold(self, key: str, request: Sequence[int], preemptible: bool) -> None:
+        """Count a pod admitted earlier that the scheduler has not bound yet."""
+        self.take(request, request if not preemptible else [0] * len(request))
+        self.holders.append(key)
+
+    def take(self, request: Sequence[int], fixed: Sequence[int]) -> None:
+        for i, want in enumerate(request):
+            self.taken[i] += want
+            self.locked[i] += fixed[i]
+
+
+@dataclass(frozen=True, slots=True)
+class Admissions:
+    """A decision, of one group or of all: the pods whose gate may be lifted now, and why the
+    others wait."""
+
+    admitted: tuple[str, ...] = ()
+    waiting: dict[str, str] = field(default_factory=dict)
+    """Pod key to the reason, for an Event on the pod."""
+    waiting_per_group: dict[str, int] = field(default_factory=dict)
+    """Only groups where pods wait."""
+    gangs_waiting_per_group: dict[str, int] = field(default_factory=dict)
+    """Only groups where gangs wait (each gang once, whatever its pods)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One place in a group's queue: a pod, or the pods of a gang not admitted yet (in queue
+    order), of which the first `minimum` go together."""
+
+    pods: tuple[tuple[Pod, Sequence[int]], ...]
+    gang: str = ""
+    """The gang's `namespace/name`; empty: a single pod."""
+    minimum: int = 1
+
+    @property
+    def order(self) -> tuple[int, float, str]:
+        return queue_order(self.pods[0][0])
+
+
+def admit(group: str, budget: Budget, entries: Sequence[Entry]) -> Admissions:
+    """One group's decision: walk its queue's `entries` in order."""
+    admitted: list[str] = []
+    waiting: dict[str, str] = {}
+    gangs = 0
+    ordered = sorted(entries, key=lambda entry: entry.order)
+    for position, entry in enumerate(ordered):
+        core, extra = entry.pods[: entry.minimum], entry.pods[entry.minimum :]
+        request, fixed = _sums(core, len(budget.names))
+        what = (
+            f"gang {entry.gang} ({len(entry.pods)} pods seen, minimum {entry.minimum})"
+            if entry.gang
+            else "this pod"
+        )
+        why = budget.shortfall(request, fixed, what)
+        if why is None:
+            budget.take(request, fixed)
+            admitted += (pod.key for pod, _ in core)
+            for pod, alone in extra:  # beyond the minimum: as single pods
+                request, fixed = _sums(((pod, alone),), len(budget.names))
+                more = budget.shortfall(request, fixed, "this pod")
+                if more is None:
+                    budget.take(request, fixed)
+                    admitted.append(pod.key)
+                else:
+                    waiting[pod.key] = f"waiting for quota: {group} {more}"
+            continue
+        first = core[0][0].key
+        waiting.update((pod.key, f"waiting for quota: {group} {why}") for pod, _ in entry.pods)
+        gangs += bool(entry.gang)
+        ahead = f"gang {entry.gang}" if entry.gang else first
+        behind = f"waiting for quota: {ahead} waits first in {group} ({why})"
+        for later in ordered[position + 1 :]:
+            waiting.update((pod.key, behind) for pod, _ in later.pods)
+            gangs += bool(later.gang)
+        break
+    return Admissions(
+        tuple(admitted),
+        waiting,
+        {group: len(waiting)} if waiting else {},
+        {group: gangs} if gangs else {},
+    )
+
+
+def admissions(engine: QuotaEngine, *, holding: Collection[str] = ()) -> Admissions:
+    """For every group with pods behind the admission gate: which may go now (`admit`).
+
+    `holding`: pods the edge admitted a moment ago. Those the scheduler has not bound yet
+    count as taken, also while the watch still shows their gate, so calling this again
+    after the edge lifted the gates admits nobody twice. An unbound pod not in `holding`
+    counts only once bound.
+    """
+    store, accounts = engine.store, engine.accounting
+    assert not store.tree_dirty
+    queues: dict[int, list[Entry]] = {}
+    waiting: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    gang_counts: dict[str, int] = {}
+    gangs: set[str] = set()
+    for key in store.gated.difference(holding):
+        member = store.pods[key]
+        gang = member.pod.gang
+        if gang is None or _admitted(store, gang.key, holding):
+            queues.setdefault(member.group, []).append(Entry(((member.pod, member.request),)))
+        elif gang.key not in gangs:
+            gangs.add(gang.key)
+            members = sorted(
+                (m for k in store.gangs[gang.key] if not (m := store.pods[k]).pod.terminating),
+                key=lambda m: queue_order(m.pod),
+            )
+            unready = gang_unready(store, gang.key, members)
+            if unready is None:
+                entry = Entry(
+                    tuple((m.pod, m.request) for m in members),
+                    gang.name,
+                    gang_minimum(store, gang.key, members) or 1,
+                )
+                queues.setdefault(member.group, []).append(entry)
+            else:
+                waiting.update((m.pod.key, f"waiting: {unready}") for m in members)
+                names = [accounts.tree.groups[m.group].name for m in members]
+                _add(counts, {name: names.count(name) for name in names})
+                _add(gang_counts, dict.fromkeys(names, 1))
+    admitted: list[str] = []
+    for group, queue in queues.items():
+        budget = Budget(
+            names=accounts.names,
+            limited=accounts.has_runtime[group].tolist(),
+            runtime=accounts.runtime[group].tolist(),
+            taken=accounts.total[group, accounts.block(USED)].tolist(),
+            min=accounts.effective_min[group].tolist(),
+            locked=accounts.total[group, accounts.block(NP_USED)].tolist(),
+        )
+        for member in store.members[group]:
+            pod = member.pod
+            if pod.key in holding and not pod.scheduled:
+                budget.hold(pod.key, member.request, pod.preemptible)
+        name = accounts.tree.groups[group].name
+        decided = admit(name, budget, queue)
+        admitted += decided.admitted
+        waiting.update(decided.waiting)
+        _add(counts, decided.waiting_per_group)
+        _add(gang_counts, decided.gangs_waiting_per_group)
+    return Admissions(tuple(admitted), waiting, counts, gang_counts)
+
+
+def _admitted(store: Store, gang: str, holding: Collection[str]) -> bool:
+    """Whether any pod of the gang is past the gate (or was admitted a moment ago) and not
+    leaving: the pods of a gang being deleted (reclaimed whole, say) do not make the gang's
+    new pods single pods; those are admitted together again."""
+    return any(
+        (k not in store.gated or k in holding) and not store.pods[k].pod.terminating
+        for k in store.gangs[gang]
+    )
+
+
+def _add(tally: dict[str, int], more: dict[str, int]) -> None:
+    for name, n in more.items():
+        tally[name] = tally.get(name, 0) + n
+
+
+def _sums(pods: Sequence[tuple[Pod, Sequence[int]]], width: int) -> tuple[list[int], list[int]]:
+    """The summed request of `pods`, and of the non-preemptible ones among them."""
+    request, fixed = [0] * width, [0] * width
+    for pod, amounts in pods:
+        for i, want in enumerate(amounts):
+            request[i] += want
+            if not pod.preemptible:
+                fixed[i] += want
+    return request, fixed
+
+
+def _q(name: str, amount: int) -> str:
+    return format_quantity(name, amount)

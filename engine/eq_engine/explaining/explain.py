@@ -1,0 +1,365 @@
+"""Why: the reasons behind a pod's group, label, wait and eviction, and behind a group's runtime.
+
+Read from an engine that has recomputed, in words a user can check against the objects: every
+number is a canonical quantity, every rule is the one the engine applied. `kubectl eq explain`
+and `elastic-quota simulate --explain` print these lines.
+
+    pod team-a/batch-1
+      group: team-a (its label quota.scheduling.koordinator.sh/name names it)
+      over-quota: with the 2 more important pods of team-a it needs cpu 1500m; min cpu 1
+      reclaim: 1st of 1 pods team-a would lose now (used cpu 2500m, runtime cpu 2)
+
+A gang's member also says which gang, from which form, its pods against its minimum, and, at
+the gate, the gang's request against the room its group has left when its turn comes:
+
+    pod team-a/train-b-0
+      gang: team-a/train-b, from annotation gang.scheduling.koordinator.sh/name (Koordinator)
+      gang pods: 4 of its minimum 4 exist (annotation ...min-available of team-a/train-b-0, ...)
+      waiting: 2nd of 2 places behind the admission gate of team-a (a gang takes one place, ...)
+      gang request: cpu 2 for its first 4 pods, all admitted together or none; room in team-a:
+        cpu 0 (runtime cpu 2, used 0, admitted ahead of it cpu 2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from ..decisions.admission import admissions, queue_order
+from ..decisions.reclaim import reclaims
+from ..model.quantities import format_quantity
+from ..model.status import GroupStatus
+from ..state.quota_engine import QuotaEngine
+from ..tree.topology import pool_root
+from .gang_views import GangView, gang_view
+
+Amounts = Mapping[str, int]
+
+
+def _shown(amounts: Amounts | None, names: Iterable[str] | None = None) -> str:
+    if amounts is None:
+        return "unlimited"
+    keys = sorted(amounts if names is None else names)
+    return ", ".join(f"{k} {format_quantity(k, amounts.get(k, 0))}" for k in keys) or "nothing"
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _add(total: dict[str, int], more: Amounts) -> None:
+    for name, amount in more.items():
+        total[name] = total.get(name, 0) + amount
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    subject: str
+    lines: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return "\n".join([self.subject, *(f"  {line}" for line in self.lines)])
+
+
+def explain_pod(engine: QuotaEngine, key: str) -> Explanation:
+    """The pod's group and how it was chosen, its gang, its label and why, its wait, its
+    eviction."""
+    pod = engine.pod(key)
+    if pod is None:
+        raise KeyError(f"no pod {key} (or it has finished)")
+    catalog = engine.tree.catalog
+    found = catalog.membership(pod)
+    group = found.group
+    lines = [f"group: {group} ({found.how})", *_tree(engine, engine.status(group).tree)]
+    if found.problem is not None:
+        lines.append(f"problem: {found.problem.field}: {found.problem.message}")
+    gang = None if pod.gang is None else gang_view(engine, pod.gang.key)
+    if gang is not None:
+        lines += _gang(gang)
+    label = engine.capacity_label(key)
+    if label is not None:
+        lines.append(_standing(engine, key, group, label))
+    elif pod.gated:
+        lines += _waiting(engine, key, group, gang)
+    elif not pod.scheduled:
+        lines.append("pending: not bound to a node yet, so it has no capacity label")
+    else:
+        lines.append(f"no capacity label: {group} is outside quota")
+    lines += _reclaim(engine, key, group)
+    return Explanation(f"pod {key}", tuple(lines))
+
+
+def _gang(gang: GangView) -> list[str]:
+    """Which gang, from which form; its pods against its minimum; what is wrong with it."""
+    lines = [f"gang: {gang.name}, from {gang.source}"]
+    count = len(gang.pods)
+    if gang.minimum is None:
+        lines.append(f"gang pods: {count} exist, and no valid minimum")
+    elif count <= gang.minimum:
+        lines.append(
+            f"gang pods: {count} of its minimum {gang.minimum} exist ({gang.minimum_from})"
+        )
+    else:
+        lines.append(
+            f"gang pods: {count} exist, its minimum is {gang.minimum} ({gang.minimum_from}): "
+            f"the first {gang.minimum} in queue order go together, the others alone"
+        )
+    if gang.problem is not None:
+        lines.append(f"gang problem: {gang.problem}")
+    if gang.admitted:
+        lines.append(
+            f"gang admitted: {count - len(gang.gated)} of its {count} pods are past the "
+            f"admission gate, {gang.bound} bound to nodes; those still behind it go as single "
+            "pods"
+        )
+    return lines
+
+
+def _standing(engine: QuotaEngine, key: str, group: str, label: str) -> str:
+    """The running sum of the group's scheduled pods up to this one against its effective min."""
+    status = engine.status(group)
+    running: dict[str, int] = {}
+    ahead = 0
+    for other, request in engine.group_pods(group):
+        if not other.scheduled:
+            continue
+        _add(running, request)
+        if other.key == key:
+            break
+        ahead += 1
+    needs = f"with the {ahead} more important pods of {group} it needs {_shown(running)}"
+    minimum = _shown(status.effective_min, status.min)
+    if status.effective_min != status.min:
+        minimum += f" (scaled down from {_shown(status.min)})"
+    over = {
+        k: v - status.effective_min.get(k, 0)
+        for k, v in running.items()
+        if v > status.effective_min.get(k, 0)
+    }
+    by = f", {_shown(over)} beyond it" if label == "over-quota" and over else ""
+    return f"{label}: {needs}; the group's min is {minimum}{by}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """One place in a group's queue (as `admission.admit` walks it): a pod, or a gang."""
+
+    keys: tuple[str, ...]
+    """Its pods: one, or a gang's (in queue order)."""
+    core: tuple[str, ...]
+    """Those that go together: the pod, or the gang's first `minimum`."""
+    gang: str = ""
+
+
+def _queue(engine: QuotaEngine, group: str) -> list[_Place]:
+    """The group's queue: each pod behind the gate, a gang not admitted yet in one place (its
+    most important pod's); a gang that cannot be judged yet takes none."""
+    places: list[_Place] = []
+    seen: set[str] = set()
+    gated = sorted((pod for pod, _ in engine.group_pods(group) if pod.gated), key=queue_order)
+    for pod in gated:
+        if pod.gang is not None and pod.gang.key in seen:
+            continue
+        gang = None if pod.gang is None else gang_view(engine, pod.gang.key)
+        if gang is None or gang.admitted:  # a member of an admitted gang goes alone
+            places.append(_Place((pod.key,), (pod.key,)))
+            continue
+        seen.add(gang.key)
+        if gang.unready is None:
+            places.append(_Place(gang.pods, gang.pods[: gang.minimum], gang.name))
+    return places
+
+
+def _waiting(engine: QuotaEngine, key: str, group: str, gang: GangView | None) -> list[str]:
+    """Its place in the group's queue, why it waits, and what would let it in."""
+    decision = admissions(engine)
+    reason = decision.waiting.get(key)
+    if gang is not None and not gang.admitted and gang.unready is not None:
+        return [
+            f"waiting: its gang cannot be judged yet, so it takes no place in {group}'s queue",
+            reason or gang.unready,
+        ]
+    queue = _queue(engine, group)
+    place = next(i for i, p in enumerate(queue) if key in p.keys)
+    lines = [f"waiting: {_ordinal(place + 1)} of {len(queue)} behind the admission gate of {group}"]
+    if any(p.gang for p in queue):
+        lines[0] = (
+            f"waiting: {_ordinal(place + 1)} of {len(queue)} places behind the admission gate "
+            f"of {group} (a gang takes one place, its most important pod's)"
+        )
+    status = engine.status(group)
+    core = queue[place].core
+    together = core if key in core else (*core, key)
+    if queue[place].gang and key in core:
+        lines.append(_room(engine, status, queue, place, set(decision.admitted)))
+    elif queue[place].gang:
+        lines.append(
+            f"beyond the first {len(core)} of its gang: it goes alone, right after them, if "
+            "it fits then"
+        )
+    if reason is None:
+        what = (
+            f"its gang's {len(core)} pods fit together"
+            if key in core and len(core) > 1
+            else "it fits now"
+        )
+        return [*lines, f"{what}: the operator lifts the gate at its next round"]
+    needed: dict[str, int] = dict(status.used)
+    for ahead in queue[:place]:
+        for other in ahead.core:
+            _add(needed, engine.pod_request(other))
+    for other in together:
+        _add(needed, engine.pod_request(other))
+    runtime = status.runtime or {}
+    missing = {k: needed.get(k, 0) - v for k, v in runtime.items() if needed.get(k, 0) > v}
+    lines.append(reason)
+    if missing:
+        lines.append(
+            f"to be admitted: {group}'s runtime must grow, or its pods must free, "
+            f"{_shown(missing)} (with the pods ahead of it in the queue)"
+        )
+    return lines
+
+
+def _room(
+    engine: QuotaEngine,
+    status: GroupStatus,
+    queue: Sequence[_Place],
+    place: int,
+    admitted: set[str],
+) -> str:
+    """A gang's request against the room its group has left when its turn comes: the runtime
+    less used and less what the same decision admits ahead of it."""
+    request = _summed(engine, queue[place].core)
+    ahead = _summed(engine, [k for p in queue[:place] for k in p.keys if k in admitted])
+    count = len(queue[place].core)
+    text = (
+        f"gang request: {_shown(request)} for its first {count} pods, all admitted together "
+        f"or none; room in {status.name}: "
+    )
+    if status.runtime is None:
+        return text + "unlimited"
+    names = sorted(n for n in request if n in status.runtime)
+    room = {n: status.runtime[n] - status.used.get(n, 0) - ahead.get(n, 0) for n in names}
+    return (
+        text
+        + f"{_shown(room)} (runtime {_shown(status.runtime, names)}, used "
+        + f"{_shown(status.used, names)}, admitted ahead of it {_shown(ahead, names)})"
+    )
+
+
+def _summed(engine: QuotaEngine, keys: Iterable[str]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for key in keys:
+        _add(total, engine.pod_request(key))
+    return total
+
+
+def _reclaim(engine: QuotaEngine, key: str, group: str) -> list[str]:
+    """Its place in its group's reclaim plan, if reclaim would evict it now; a gang goes
+    whole, in one eviction."""
+    plan = reclaims(engine).get(group)
+    victims = [] if plan is None else plan.victims()
+    taken = next((i for i, v in enumerate(victims) if key in v.keys), None)
+    if plan is None or taken is None:
+        return []
+    numbers = f"used {_shown(plan.used)}, runtime {_shown(plan.runtime)}"
+    if not any(v.gang for v in victims):
+        pods = [k for v in victims for k in v.keys]
+        return [
+            f"reclaim: {_ordinal(pods.index(key) + 1)} of {len(pods)} pods {group} would lose "
+            f"now ({numbers})"
+        ]
+    victim = victims[taken]
+    with_gang = (
+        f" with its gang {victim.gang}'s {len(victim.keys)} running pods" if victim.gang else ""
+    )
+    return [
+        f"reclaim: {_ordinal(taken + 1)} of {len(victims)} evictions {group} would make now"
+        f"{with_gang} (a gang goes whole, as one eviction; {numbers})"
+    ]
+
+
+def explain_group(engine: QuotaEngine, name: str) -> Explanation:
+    """How the group's runtime was reached, and who lends to it and borrows from it."""
+    status = engine.status(name)
+    lines = [f"parent: {status.parent or 'none (the root)'}", *_tree(engine, status.tree)]
+    scaled = status.effective_min != status.min
+    lines.append(
+        f"min {_shown(status.min)}"
+        + (f", scaled down to {_shown(status.effective_min, status.min)}" if scaled else "")
+        + f"; max {_shown(status.max)}; shared weight {_shown(status.shared_weight)}"
+    )
+    lines.append(f"request {_shown(status.request)}; used {_shown(status.used)}")
+    if status.runtime is None:
+        lines.append("runtime: unlimited (a group without a max takes no part in any split)")
+    else:
+        lines += [_runtime_line(status, k) for k in sorted(status.runtime)]
+    if status.parent is not None:
+        lines += _neighbours(engine, name, status.parent)
+    return Explanation(f"group {name}", tuple(lines))
+
+
+def _tree(engine: QuotaEngine, tree_id: str) -> list[str]:
+    """Which quota tree, and the total it splits: said once there are node pools."""
+    catalog = engine.tree.catalog
+    if not catalog.pools and not tree_id:
+        return []
+    total = engine.status(pool_root(engine.config, tree_id)).runtime
+    if not tree_id:
+        return [
+            "tree: the default one, on what the node pools leave of the cluster less what the "
+            f"system and default groups use: {_shown(total)}"
+        ]
+    roots = sorted(q.name for q in catalog.quotas.values() if q.is_root and q.tree_id == tree_id)
+    whose = f"the total-resource of its root {', '.join(roots)}" if roots else "no root"
+    return [f"tree: {tree_id!r}, a node pool's: {_shown(catalog.pools.get(tree_id, {}))} ({whose})"]
+
+
+def _runtime_line(status: GroupStatus, resource: str) -> str:
+    """One resource's runtime, taken apart: min, share of the parent's leftover, the cap."""
+    assert status.runtime is not None
+    runtime = status.runtime[resource]
+    floor = status.effective_min.get(resource, 0)
+    asked = status.request.get(resource, 0)
+    limit = None if status.max is None else status.max.get(resource)
+
+    def q(amount: int) -> str:
+        return format_quantity(resource, amount)
+
+    if runtime < floor:
+        return (
+            f"runtime {resource} {q(runtime)}: it asks {q(asked)}, less than its min "
+            f"{q(floor)}, and lends the rest"
+        )
+    share = runtime - floor
+    text = f"runtime {resource} {q(runtime)} = its min {q(floor)}"
+    if share:
+        text += f" + {q(share)} of what its parent had left after the mins, shared by weight"
+    if runtime == asked and asked > floor:
+        text += " (all it asks for)"
+    elif limit is not None and runtime == limit:
+        text += " (its max)"
+    elif runtime < asked:
+        text += f"; it asks {q(asked)}: the rest is its siblings' share or their min"
+    return text
+
+
+def _neighbours(engine: QuotaEngine, name: str, parent: str) -> list[str]:
+    """Siblings lending idle min, and the ones using above their min (borrowed)."""
+    lending: list[str] = []
+    borrowing: list[str] = []
+    for sibling in engine.statuses():
+        if sibling.parent != parent or sibling.runtime is None:
+            continue
+        idle, above = sibling.lent, sibling.borrowed
+        who = "it" if sibling.name == name else sibling.name
+        if idle:
+            lending.append(f"{who} ({_shown(idle)})")
+        if above:
+            borrowing.append(f"{who} ({_shown(above)})")
+    return [
+        f"lending idle min under {parent}: {', '.join(lending) or 'nobody'}",
+        f"using above its min (borrowed) under {parent}: {', '.join(borrowing) or 'nobody'}",
+    ]
