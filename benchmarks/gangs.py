@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from eq_engine.decisions.admission import admissions
+from eq_engine.decisions import admissions
 
 from benchmarks import admission
 from benchmarks.preparing import prepare

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 from eq_engine import EngineConfig, QuotaEngine, parse_pod
-from eq_engine.reading.raw import RawPod
+from eq_engine.reading import RawPod
 from eq_kit.caching import key_of
 from eq_kit.decoding import Decoding
 from eq_operator.view import ClusterView

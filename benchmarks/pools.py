@@ -18,9 +18,8 @@ from typing import Any, cast
 
 from eq_engine import parse_node
 from eq_engine.model import keys
-from eq_engine.pools.profile_roots import desired_roots, root_body
-from eq_engine.pools.profiles import parse_profile
-from eq_engine.reading.raw import RawNode
+from eq_engine.pools import desired_roots, parse_profile, root_body
+from eq_engine.reading import RawNode
 
 from benchmarks import cluster
 from tests.apiserver.resources import load_crd

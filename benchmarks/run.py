@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from eq_engine import QuotaEngine, parse_node, parse_pod, parse_quota
-from eq_engine.reading.raw import RawElasticQuota, RawNode, RawPod
+from eq_engine.reading import RawElasticQuota, RawNode, RawPod
 
 from benchmarks import cluster
 from benchmarks.preparing import prepare

@@ -7,8 +7,7 @@ import dataclasses
 import json
 
 from eq_engine import EngineConfig, QuotaEngine, ResourceList
-from eq_engine.explaining.explain import Explanation, explain_group, explain_pod
-from eq_engine.explaining.whatif import what_if
+from eq_engine.explaining import Explanation, explain_group, explain_pod, what_if
 
 from .loading import Objects
 from .pools import WhatIfObjects, what_if_roots

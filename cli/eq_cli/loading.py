@@ -23,11 +23,16 @@ from typing import Any
 
 import yaml
 from eq_engine import Node, Pod, Quota, QuotaError, parse_node, parse_pod, parse_quota
-from eq_engine.explaining.whatif import Object
-from eq_engine.model.budgets import DisruptionBudget, parse_disruption_budget
-from eq_engine.model.gangs import POD_GROUP_KINDS, PodGroup, parse_pod_group
-from eq_engine.pools.profiles import KIND as PROFILE
-from eq_engine.pools.profiles import Profile, parse_profile
+from eq_engine.explaining import Object
+from eq_engine.model import (
+    POD_GROUP_KINDS,
+    DisruptionBudget,
+    PodGroup,
+    parse_disruption_budget,
+    parse_pod_group,
+)
+from eq_engine.pools import KIND as PROFILE
+from eq_engine.pools import Profile, parse_profile
 
 PROFILE_API = "quota.koordinator.sh/v1alpha1"
 Parsed = Quota | Pod | Node | PodGroup | DisruptionBudget | Profile

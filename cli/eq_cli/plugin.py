@@ -25,9 +25,8 @@ from typing import Any
 
 import yaml
 from eq_engine import ObjectError
-from eq_engine.model.budgets import parse_disruption_budget
-from eq_engine.model.gangs import POD_GROUP_KINDS, parse_pod_group
-from eq_engine.pools.profiles import parse_profile
+from eq_engine.model import POD_GROUP_KINDS, parse_disruption_budget, parse_pod_group
+from eq_engine.pools import parse_profile
 
 from . import flags
 from .explaining import explain, render_explanation, render_what_if
@@ -70,7 +69,7 @@ async def read_cluster(kubeconfig: str | None) -> Objects:
     cluster serves it (the kit's optional kinds: a LIST answered 404, a CRD not installed, is
     none). A 403 on the budgets, the profiles or the PodGroups is a note, not a failure: the
     engine judges without them."""
-    from eq_engine.reading.raw import SCHEMAS
+    from eq_engine.reading import SCHEMAS
     from eq_kit.caching import (
         DISRUPTION_BUDGETS,
         NODES,

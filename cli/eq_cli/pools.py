@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from eq_engine import Problem, parse_quota
-from eq_engine.explaining.whatif import Object
-from eq_engine.pools.profile_roots import desired_roots, root_body, root_patch
-from eq_engine.pools.profiles import Profile, profile_of_tree
-from eq_engine.reading.raw import RawElasticQuota
+from eq_engine.explaining import Object
+from eq_engine.pools import Profile, desired_roots, profile_of_tree, root_body, root_patch
+from eq_engine.reading import RawElasticQuota
 
 from .loading import Objects
 

@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from eq_engine import EngineConfig, GroupStatus, Problem, QuotaEngine, ResourceList
-from eq_engine.decisions.admission import admissions
-from eq_engine.decisions.reclaim import reclaim_plan
-from eq_engine.explaining.gang_views import GangView, gang_views
+from eq_engine.decisions import admissions, reclaim_plan
+from eq_engine.explaining import GangView, gang_views
 
 from .loading import Objects
 from .pools import pools

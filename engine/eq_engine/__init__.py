@@ -6,13 +6,20 @@ docs/koordinator.md where this differs). No Kubernetes client, no network, no fi
 operator, the webhook and the CLI feed it parsed objects and act on what it returns.
 """
 
-from .decisions.admission import Admissions
-from .model.config import EngineConfig
-from .model.errors import ObjectError, QuantityError, QuotaError
-from .model.objects import Node, Pod, Quota, cluster_capacity
-from .model.problems import Problem
-from .model.quantities import (
+from .decisions import Admissions
+from .model import (
+    Changes,
+    EngineConfig,
+    GroupStatus,
+    Node,
+    ObjectError,
+    Pod,
+    Problem,
+    QuantityError,
+    Quota,
+    QuotaError,
     ResourceList,
+    cluster_capacity,
     format_quantity,
     format_resource_list,
     is_bytes,
@@ -20,12 +27,8 @@ from .model.quantities import (
     parse_quantity,
     to_canonical,
 )
-from .model.status import Changes, GroupStatus
-from .reading.nodes import parse_node
-from .reading.pods import parse_pod
-from .reading.quota_reader import QuotaReader
-from .reading.quotas import parse_quota
-from .state.quota_engine import QuotaEngine
+from .reading import QuotaReader, parse_node, parse_pod, parse_quota
+from .state import QuotaEngine
 
 __all__ = [
     "Admissions",

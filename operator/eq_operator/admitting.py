@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 
 from eq_engine import Pod
-from eq_engine.decisions.admission import admissions
+from eq_engine.decisions import admissions
 from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 
 from .events import Recorder

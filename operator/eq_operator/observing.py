@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from eq_engine.model.gangs import POD_GROUP_KINDS
-from eq_engine.reading.raw import SCHEMAS
+from eq_engine.model import POD_GROUP_KINDS
+from eq_engine.reading import SCHEMAS
 from eq_kit.caching import (
     DISRUPTION_BUDGETS,
     NODES,

@@ -12,7 +12,7 @@ import time
 from typing import Protocol
 
 from eq_engine import Problem
-from eq_engine.pools.profiles import KIND as PROFILE_KIND
+from eq_engine.pools import KIND as PROFILE_KIND
 
 from .admitting import Admitter
 from .builtins import Builtins

@@ -20,8 +20,15 @@ from typing import Any
 
 from eq_engine import Node, ObjectError, Problem
 from eq_engine.model import keys
-from eq_engine.pools.profile_roots import RootQuota, desired_roots, root_body, root_patch
-from eq_engine.pools.profiles import KIND, Profile, parse_profile
+from eq_engine.pools import (
+    KIND,
+    Profile,
+    RootQuota,
+    desired_roots,
+    parse_profile,
+    root_body,
+    root_patch,
+)
 from eq_kit.backoff import Backoff
 from eq_kit.caching import PROFILES, QUOTAS, key_of
 from eq_kit.kube import JSON, MERGE, TRANSPORT_ERRORS, ApiError, Http

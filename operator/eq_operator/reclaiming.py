@@ -36,7 +36,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from eq_engine import ResourceList, format_resource_list
-from eq_engine.decisions.reclaim import GroupReclaim, Victim, reclaims
+from eq_engine.decisions import GroupReclaim, Victim, reclaims
 from eq_engine.model import keys
 from eq_kit.backoff import Backoff
 from eq_kit.caching import QUOTAS

@@ -24,10 +24,8 @@ from eq_engine import (
     parse_node,
     parse_pod,
 )
-from eq_engine.model import keys
-from eq_engine.model.budgets import parse_disruption_budget
-from eq_engine.model.gangs import PodGroupKind, parse_pod_group
-from eq_engine.reading.raw import RawElasticQuota, RawNode, RawObjectMeta, RawPod
+from eq_engine.model import PodGroupKind, keys, parse_disruption_budget, parse_pod_group
+from eq_engine.reading import RawElasticQuota, RawNode, RawObjectMeta, RawPod
 from eq_kit.caching import DISRUPTION_BUDGETS, QUOTAS, key_of
 
 from .logs import logger

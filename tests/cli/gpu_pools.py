@@ -16,9 +16,8 @@ import json
 from typing import Any, cast
 
 from eq_engine import parse_node
-from eq_engine.pools.profile_roots import desired_roots
-from eq_engine.pools.profiles import parse_profile
-from eq_engine.reading.raw import RawNode
+from eq_engine.pools import desired_roots, parse_profile
+from eq_engine.reading import RawNode
 
 from tests.engine.profile_objects import fnv64a
 from tests.realistic import (

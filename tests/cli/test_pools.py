@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from eq_engine.pools.profiles import tree_hash
+from eq_engine.pools import tree_hash
 
 from tests.cli import gpu_pools as pools
 from tests.cli.gpu_pools import A100, GPU, NAMESPACE, V100

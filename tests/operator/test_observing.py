@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 from eq_engine import EngineConfig, QuotaEngine
-from eq_engine.decisions.admission import admissions
-from eq_engine.model.gangs import POD_GROUP_KINDS
+from eq_engine.decisions import admissions
+from eq_engine.model import POD_GROUP_KINDS
 from eq_kit.kube import Http
 from eq_kit.throttling import TokenBucket
 from eq_operator import observing

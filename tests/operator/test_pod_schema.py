@@ -10,7 +10,7 @@ import msgspec
 import orjson
 import pytest
 from eq_engine import parse_node, parse_pod
-from eq_engine.reading.raw import SCHEMAS
+from eq_engine.reading import SCHEMAS
 from eq_kit.decoding import Decoding
 from hypothesis import example, given, settings
 from hypothesis import strategies as st

@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from eq_engine.model import keys
-from eq_engine.pools.profiles import tree_hash
+from eq_engine.pools import tree_hash
 
 from tests.kube import EVENTS, QUOTAS, store, stored
 from tests.operator.conftest import eventually, start_operator

@@ -15,20 +15,20 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from eq_engine import ObjectError, Pod, Quota, parse_pod, parse_quota
-from eq_engine.decisions.gating import gate_exemption
-from eq_engine.decisions.verdicts import (
+from eq_engine.decisions import (
     BoundPodQuery,
     Operation,
     Verdict,
     bound_pod_query,
+    gate_exemption,
     needs_bound_pods,
     review_pod,
     review_quota,
 )
-from eq_engine.model.keys import ADMISSION_GATE
-from eq_engine.pools.affinity import pool_affinity
-from eq_engine.reading.raw import RawElasticQuota, RawPod
-from eq_engine.tree.catalog import quota_problem
+from eq_engine.model import keys
+from eq_engine.pools import pool_affinity
+from eq_engine.reading import RawElasticQuota, RawPod
+from eq_engine.tree import quota_problem
 
 from .logs import logger
 from .reviews import BadReview, Review, response
@@ -154,7 +154,7 @@ def gate(
     result = "allowed"
     if enabled and gate_exemption(pod, state.catalog) is None:
         result = "gated"
-        entry = {"name": ADMISSION_GATE}
+        entry = {"name": keys.ADMISSION_GATE}
         patch.append(
             {"op": "add", "path": "/spec/schedulingGates/-", "value": entry}
             if pod.scheduling_gates

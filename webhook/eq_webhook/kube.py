@@ -9,9 +9,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
 from eq_engine import ObjectError, Pod, parse_pod
-from eq_engine.decisions.verdicts import BoundPodQuery
+from eq_engine.decisions import BoundPodQuery
 from eq_engine.model import keys
-from eq_engine.reading.raw import SCHEMAS, RawPod
+from eq_engine.reading import SCHEMAS, RawPod
 from eq_kit.caching import PODS
 from eq_kit.decoding import Decoding
 from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http, pages

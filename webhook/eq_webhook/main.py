@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import signal
 
-from eq_engine.reading.raw import SCHEMAS
+from eq_engine.reading import SCHEMAS
 from eq_kit.caching import NODES, PROFILES, QUOTAS, Caches, Kind, Sink, reflectors
 from eq_kit.kube import Http
 from eq_kit.probes import probes_app, start_site

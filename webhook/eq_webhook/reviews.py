@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from eq_engine.decisions.verdicts import Operation
+from eq_engine.decisions import Operation
 
 API_VERSION = "admission.k8s.io/v1"
 

@@ -20,8 +20,8 @@ from eq_engine import (
     parse_node,
     parse_quota,
 )
-from eq_engine.pools.profiles import Profile, parse_profile, profile_of_tree
-from eq_engine.tree.catalog import Catalog, build_catalog
+from eq_engine.pools import Profile, parse_profile, profile_of_tree
+from eq_engine.tree import Catalog, build_catalog
 from eq_kit.caching import Caches
 
 from .logs import logger

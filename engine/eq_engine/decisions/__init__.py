@@ -1,0 +1,40 @@
+"""What to do now.
+
+Which gated pods may go and why the others wait (`admissions`), which pods give a guarantee
+back (`reclaims`, `reclaim_plan`), the webhook's verdicts on one ElasticQuota or Pod write
+(`review_quota`, `review_pod`), and which new pods wait behind the gate (`gate_exemption`).
+
+Each reads the engine and returns frozen plans. Must not change the engine's state, and knows
+nothing of how a plan is carried out.
+"""
+
+from .admission import Admissions, admissions, queue_order
+from .gating import gate_exemption
+from .reclaim import GroupReclaim, Victim, reclaim_plan, reclaims
+from .verdicts import (
+    BoundPodQuery,
+    Operation,
+    Verdict,
+    bound_pod_query,
+    needs_bound_pods,
+    review_pod,
+    review_quota,
+)
+
+__all__ = [
+    "Admissions",
+    "BoundPodQuery",
+    "GroupReclaim",
+    "Operation",
+    "Verdict",
+    "Victim",
+    "admissions",
+    "bound_pod_query",
+    "gate_exemption",
+    "needs_bound_pods",
+    "queue_order",
+    "reclaim_plan",
+    "reclaims",
+    "review_pod",
+    "review_quota",
+]

@@ -26,13 +26,9 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from ..model.objects import Pod
-from ..model.problems import listing
-from ..model.quantities import format_quantity
-from ..numbers.accounting import NP_USED, USED
-from ..state.pod_groups import gang_minimum, gang_unready
-from ..state.quota_engine import QuotaEngine
-from ..state.store import Store
+from ..model import Pod, format_quantity, listing
+from ..numbers import NP_USED, USED
+from ..state import QuotaEngine, Store, gang_minimum, gang_unready
 
 
 def queue_order(pod: Pod) -> tuple[int, float, str]:

@@ -6,9 +6,8 @@ the operator lifts it when quota admits them (`admission.py`). Pure: one pod and
 
 from __future__ import annotations
 
-from ..model import keys
-from ..model.objects import Pod
-from ..tree.catalog import Catalog
+from ..model import Pod, keys
+from ..tree import Catalog
 
 
 def gate_exemption(pod: Pod, catalog: Catalog) -> str | None:

@@ -23,15 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from ..model.budgets import DisruptionBudget
-from ..model.keys import OVER_QUOTA
-from ..model.objects import Pod
-from ..numbers.accounting import USED
-from ..numbers.integers import Amounts
-from ..state.classification import running_units
-from ..state.quota_engine import QuotaEngine
-from ..state.store import Member
-from ..tree.topology import SYSTEM
+from ..model import DisruptionBudget, Pod, keys
+from ..numbers import USED, Amounts
+from ..state import Member, QuotaEngine, running_units
+from ..tree import SYSTEM
 
 
 def exceeds(used: Amounts, runtime: Amounts, limited: npt.NDArray[np.bool_]) -> bool:
@@ -226,7 +221,7 @@ def reclaims(
             if all(
                 m.pod.preemptible
                 and not m.pod.node_pinned  # it would come back on its node at once
-                and engine.capacity_label(m.pod.key) == OVER_QUOTA  # never in-quota ones
+                and engine.capacity_label(m.pod.key) == keys.OVER_QUOTA  # never in-quota ones
                 for m in unit
             ):
                 pods = tuple(

@@ -15,12 +15,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from ..model import keys
-from ..model.objects import Pod, Quota
-from ..model.problems import SHOWN, Problem, listing
-from ..model.quantities import ResourceList
-from ..tree import checks
-from ..tree.catalog import Catalog, quota_problem
+from ..model import SHOWN, Pod, Problem, Quota, ResourceList, keys, listing
+from ..tree import Catalog, checks, quota_problem
 
 
 class Operation(StrEnum):

@@ -25,13 +25,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..decisions.admission import admissions, queue_order
-from ..decisions.reclaim import reclaims
-from ..model.quantities import format_quantity
-from ..model.status import GroupStatus
-from ..state.quota_engine import QuotaEngine
-from ..tree.topology import pool_root
-from .gang_views import GangView, gang_view
+from ..decisions import admissions, queue_order, reclaims
+from ..model import GroupStatus, format_quantity
+from ..state import QuotaEngine
+from ..tree import pool_root
+from .views import GangView, gang_view
 
 Amounts = Mapping[str, int]
 

@@ -13,15 +13,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..decisions.admission import admissions
-from ..decisions.reclaim import reclaim_plan
-from ..decisions.verdicts import Operation, review_quota
-from ..model.budgets import DisruptionBudget
-from ..model.config import EngineConfig
-from ..model.gangs import PodGroup
-from ..model.objects import Node, Pod, Quota
-from ..model.quantities import ResourceList, format_quantity
-from ..state.quota_engine import QuotaEngine
+from ..decisions import Operation, admissions, reclaim_plan, review_quota
+from ..model import (
+    DisruptionBudget,
+    EngineConfig,
+    Node,
+    Pod,
+    PodGroup,
+    Quota,
+    ResourceList,
+    format_quantity,
+)
+from ..state import QuotaEngine
 
 Object = Quota | Pod | Node | PodGroup | DisruptionBudget
 Objects = Sequence[Object]

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from ..model.objects import Pod
-from ..tree.topology import DEFAULT, ROOT, SYSTEM, Tree
+from ..model import Pod
+from ..tree import DEFAULT, ROOT, SYSTEM, Tree
 from .integers import Amounts, amount_rows, amounts, present, present_rows
 from .runtime import Index, Mask, Runs, scale_min, split
 

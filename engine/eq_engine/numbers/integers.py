@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..model.quantities import LIMIT, clamp
+from ..model import LIMIT, clamp
 
 Amounts = npt.NDArray[np.int64]
 """Canonical amounts, int64 (or object arrays of Python ints on the exact path)."""

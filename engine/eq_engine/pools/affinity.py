@@ -23,8 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
-from ..model.errors import ObjectError
-from ..model.selectors import LabelSelector, Requirement
+from ..model import LabelSelector, ObjectError, Requirement
 
 REQUIRED: Final = "requiredDuringSchedulingIgnoredDuringExecution"
 _PATH: Final = ("affinity", "nodeAffinity", REQUIRED)

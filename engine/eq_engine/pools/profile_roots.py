@@ -32,10 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..model import keys
-from ..model.objects import Node, cluster_capacity
-from ..model.problems import Problem, listing
-from ..model.quantities import ResourceList, format_quantity
+from ..model import Node, Problem, ResourceList, cluster_capacity, format_quantity, keys, listing
 from .profiles import KIND, Profile
 
 API_VERSION: Final = "scheduling.sigs.k8s.io/v1alpha1"

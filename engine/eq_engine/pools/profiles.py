@@ -31,10 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from ..model import keys
-from ..model.errors import ObjectError
-from ..model.problems import Problem
-from ..model.selectors import LabelSelector, parse_selector
+from ..model import LabelSelector, ObjectError, Problem, keys, parse_selector
 
 KIND: Final = "ElasticQuotaProfile"
 DEFAULT_KEYS: Final = ("cpu", "memory")

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ..model.quantities import ResourceList, resource_list
+from ..model import ResourceList, resource_list
 from .raw import RawMeta
 
 

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from ..model.errors import QuantityError
+from ..model import QuantityError
 from .fields import MetadataFields, canonical
 from .raw import RawObjectMeta
 

@@ -8,7 +8,7 @@ path's lookups cost (`lookups.py`), and the models would be loaded for it alone.
 
 from __future__ import annotations
 
-from ..model.objects import Node
+from ..model import Node
 from . import validation
 from .fields import NodeFields
 from .lookups import as_struct, in_units, metadata, read_fields

@@ -19,8 +19,7 @@ from typing import Annotated, Any, TypeVar
 import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from ..model.errors import ObjectError
-from ..model.quantities import ResourceList, resource_list
+from ..model import ObjectError, ResourceList, resource_list
 from .fields import ElasticQuotaFields, MetadataFields, NodeFields, PodFields, canonical
 from .raw import RawElasticQuota, RawNode, RawPod
 from .requests import ContainerRequests, pod_request, shared

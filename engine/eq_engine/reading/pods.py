@@ -17,11 +17,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from ..model import keys
-from ..model.errors import ObjectError
-from ..model.gangs import gang_of
-from ..model.objects import Pod, pack_uid
-from ..model.quantities import ResourceList
+from ..model import ObjectError, Pod, ResourceList, gang_of, keys, pack_uid
 from . import validation
 from .fields import PodFields
 from .lookups import as_struct, in_units, metadata, moment, read_fields

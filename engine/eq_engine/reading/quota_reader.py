@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ..model.objects import Quota
+from ..model import Quota
 from .quotas import parse_quota, quota_settings, read_used
 from .raw import RawElasticQuota
 

@@ -12,10 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from ..model import keys
-from ..model.errors import ObjectError, QuantityError
-from ..model.objects import Quota
-from ..model.quantities import ResourceList, resource_list
+from ..model import ObjectError, QuantityError, Quota, ResourceList, keys, resource_list
 from . import validation
 from .fields import READ_METADATA, ElasticQuotaFields
 from .lookups import in_units, mapping, metadata, quantities, read_fields

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..model.quantities import ResourceList
+from ..model import ResourceList
 
 POD_LEVEL_RESOURCES = frozenset({"cpu", "memory"})
 """What `spec.resources` may set (`IsSupportedPodLevelResource`, component-helpers 1.32)."""

@@ -5,7 +5,7 @@ and `nodes.py` are unsure of). A process that reads a healthy cluster never load
 
 from __future__ import annotations
 
-from ..model.quantities import ResourceList
+from ..model import ResourceList
 from .fields import ElasticQuotaFields, NodeFields, PodFields
 from .raw import RawElasticQuota, RawNode, RawPod
 

@@ -17,10 +17,9 @@ from collections.abc import Collection, Iterable, Sequence
 
 import numpy as np
 
-from ..model.keys import IN_QUOTA, OVER_QUOTA
-from ..model.objects import Pod
-from ..numbers.integers import Amounts
-from ..tree.topology import SYSTEM
+from ..model import Pod, keys
+from ..numbers import Amounts
+from ..tree import SYSTEM
 from .store import Member
 
 
@@ -114,16 +113,16 @@ class Labels:
             if group == SYSTEM:  # outside quota: no label
                 labels = {m.pod.key: None for m in own if m.pod.scheduled}
             elif fits_all:
-                labels = {m.pod.key: IN_QUOTA for m in own if m.pod.scheduled}
+                labels = {m.pod.key: keys.IN_QUOTA for m in own if m.pod.scheduled}
             else:
                 units = running_units(own)
                 fits = fits_in_min((unit_request(u) for u in units), effective_min[group].tolist())
                 labels = {
-                    m.pod.key: IN_QUOTA if ok else OVER_QUOTA
+                    m.pod.key: keys.IN_QUOTA if ok else keys.OVER_QUOTA
                     for unit, ok in zip(units, fits, strict=True)
                     for m in unit
                 }
-            self.over_quota[group] = sum(1 for label in labels.values() if label == OVER_QUOTA)
+            self.over_quota[group] = sum(1 for label in labels.values() if label == keys.OVER_QUOTA)
             for member in own:
                 label = labels.get(member.pod.key)
                 if member.label != label:

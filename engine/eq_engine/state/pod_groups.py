@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from ..model.gangs import KOORDINATOR
-from ..model.problems import Problem
+from ..model import KOORDINATOR, Problem
 from .store import Member, Store
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from ..model.status import GroupStatus
-from ..numbers.accounting import NP_REQUEST, NP_USED, USED, Accounting
-from ..tree.topology import DEFAULT, SYSTEM, Group
+from ..model import GroupStatus
+from ..numbers import NP_REQUEST, NP_USED, USED, Accounting
+from ..tree import DEFAULT, SYSTEM, Group
 
 
 class Publisher:

@@ -20,16 +20,20 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 
-from ..model.budgets import DisruptionBudget
-from ..model.config import EngineConfig
-from ..model.gangs import PodGroup
-from ..model.objects import Node, Pod, Quota
-from ..model.problems import Problem
-from ..model.quantities import ResourceList
-from ..model.status import Changes, GroupStatus
-from ..numbers.accounting import USED, Accounting, columns
-from ..tree import checks
-from ..tree.topology import DEFAULT, SYSTEM, Tree, build_tree
+from ..model import (
+    Changes,
+    DisruptionBudget,
+    EngineConfig,
+    GroupStatus,
+    Node,
+    Pod,
+    PodGroup,
+    Problem,
+    Quota,
+    ResourceList,
+)
+from ..numbers import USED, Accounting, columns
+from ..tree import DEFAULT, SYSTEM, Tree, build_tree, checks
 from .classification import Labels, importance
 from .pod_groups import gang_problems
 from .publishing import Publisher

@@ -14,12 +14,8 @@ import collections
 
 import msgspec
 
-from ..model.budgets import DisruptionBudget
-from ..model.gangs import PodGroup
-from ..model.objects import Node, Pod, Quota
-from ..model.problems import Problem
-from ..model.quantities import ResourceList, clamp
-from ..numbers.accounting import Accounting
+from ..model import DisruptionBudget, Node, Pod, PodGroup, Problem, Quota, ResourceList, clamp
+from ..numbers import Accounting
 
 _INTERNED = 1024
 """Request vectors kept for sharing beyond two per pod, before the table starts over."""

@@ -14,11 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..model import keys
-from ..model.config import EngineConfig
-from ..model.objects import Pod, Quota
-from ..model.problems import Problem
-from ..model.quantities import ResourceList, limits
+from ..model import EngineConfig, Pod, Problem, Quota, ResourceList, keys, limits
 
 
 @dataclass(frozen=True, slots=True)

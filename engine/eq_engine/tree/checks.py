@@ -15,10 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from ..model import keys
-from ..model.objects import Quota
-from ..model.problems import Problem
-from ..model.quantities import ResourceList, format_quantity
+from ..model import Problem, Quota, ResourceList, format_quantity, keys
 from .catalog import PARENT_FIELD, Catalog, namespace_taken, quota_problem
 
 

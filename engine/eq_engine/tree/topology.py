@@ -25,11 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from ..model import keys
-from ..model.config import EngineConfig
-from ..model.objects import Pod, Quota
-from ..model.problems import Problem
-from ..model.quantities import ResourceList
+from ..model import EngineConfig, Pod, Problem, Quota, ResourceList, keys
 from .catalog import PARENT_FIELD, Catalog, build_catalog, quota_problem
 from .checks import tree_problems
 

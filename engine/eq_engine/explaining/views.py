@@ -13,19 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..decisions.admission import queue_order
-from ..model.gangs import (
-    KOORDINATOR,
-    LIGHT_MIN_AVAILABLE,
-    LIGHT_NAME,
-    MIN_AVAILABLE,
-    NAME,
-    POD_GROUP_KINDS,
-    PodGroupKind,
-)
-from ..state.pod_groups import gang_minimum, gang_problem, gang_unready
-from ..state.quota_engine import QuotaEngine
-from ..state.store import Member
+from ..decisions import queue_order
+from ..model import POD_GROUP_KINDS, PodGroupKind, gangs
+from ..state import Member, QuotaEngine, gang_minimum, gang_problem, gang_unready
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +106,11 @@ def _source(key: str, members: Sequence[Member]) -> str:
     """`annotation gang.scheduling.koordinator.sh/name (Koordinator)`, or the PodGroup API and
     how its pods name the object."""
     source = key.partition(":")[0]
-    if source == KOORDINATOR:
+    if source == gangs.KOORDINATOR:
         field = (
-            f"label {LIGHT_NAME}"
-            if any(m.pod.labels.get(LIGHT_NAME) for m in members)
-            else f"annotation {NAME}"
+            f"label {gangs.LIGHT_NAME}"
+            if any(m.pod.labels.get(gangs.LIGHT_NAME) for m in members)
+            else f"annotation {gangs.NAME}"
         )
         return f"{field} (Koordinator)"
     kind = _kind(source)
@@ -130,13 +120,15 @@ def _source(key: str, members: Sequence[Member]) -> str:
 
 def _minimum_from(key: str, members: Sequence[Member]) -> str:
     source = key.partition(":")[0]
-    if source == KOORDINATOR:
+    if source == gangs.KOORDINATOR:
         oldest = sorted(members, key=lambda m: (m.pod.created, m.pod.key))
         setting = next((m.pod for m in oldest if m.pod.gang and m.pod.gang.minimum), None)
         if setting is None:
-            return f"its pods' annotation {MIN_AVAILABLE}"
-        light = setting.labels.get(LIGHT_MIN_AVAILABLE)
-        field = f"label {LIGHT_MIN_AVAILABLE}" if light else f"annotation {MIN_AVAILABLE}"
+            return f"its pods' annotation {gangs.MIN_AVAILABLE}"
+        light = setting.labels.get(gangs.LIGHT_MIN_AVAILABLE)
+        field = (
+            f"label {gangs.LIGHT_MIN_AVAILABLE}" if light else f"annotation {gangs.MIN_AVAILABLE}"
+        )
         return f"{field} of {setting.key}, its oldest pod declaring one"
     return f"{'.'.join(_kind(source).minimum)} of PodGroup {key.partition(':')[2]}"
 
