@@ -49,21 +49,70 @@ async def test_a_malformed_annotation_is_a_denial_naming_object_and_field(webhoo
     assert expected in message
 
 
-@pytest.mark.parametrize(
-    ("body", "expected"),
-    [
-        (b"[" * 100_000 + b"]" * 100_000, "invalid JSON"),
-        (
-            json.dumps(review("UPDATE", new=pod("p", quota="solo"))).encode(),
-            "request.oldObject: required for UPDATE",
-        ),
-    ],
-    ids=["deep-body", "update-without-old-object"],
-)
-async def test_a_body_that_is_no_review_gets_400_with_the_reason(webhook, body, expected):
-    response = await webhook.post("/validate/pods", body)
+async def test_a_body_that_is_no_review_gets_400_with_the_reason(webhook):
+    response = await webhook.post("/validate/pods", b"[" * 100_000 + b"]" * 100_000)
     assert response.status == 400
-    assert expected in (await response.json())["error"]
+    assert "invalid JSON" in (await response.json())["error"]
+
+
+ABSENT = object()
+"""A field left out of the request (kube-apiserver sends the one an operation lacks as null)."""
+POD = pod("p", namespace="web", node=None, cpu="1")
+EQ = quota("solo", min={"cpu": 10}, max=RES)
+PODS, QUOTAS, GATE = "/validate/pods", "/validate/elasticquotas", "/mutate/pods"
+
+
+def shaped(path: str, operation: str, new: Any, old: Any) -> dict[str, Any]:
+    """A review sent to `path` whose `request.object` is `new` and `oldObject` is `old`."""
+    body = review(operation, new=EQ if path == QUOTAS else POD)
+    request = {k: v for k, v in body["request"].items() if k not in ("object", "oldObject")}
+    for field, value in (("object", new), ("oldObject", old)):
+        if value is not ABSENT:
+            request[field] = value
+    return {**body, "request": request}
+
+
+MISSHAPEN = {  # path, operation, object, oldObject; the field named and what it should be
+    "update-without-old-object": (PODS, "UPDATE", POD, None, "oldObject", "an object"),
+    "update-without-object": (PODS, "UPDATE", ABSENT, POD, "object", "an object"),
+    "update-old-object-string": (PODS, "UPDATE", POD, "p", "oldObject", "an object"),
+    "update-old-object-list": (QUOTAS, "UPDATE", EQ, [EQ], "oldObject", "an object"),
+    "create-null-object": (PODS, "CREATE", None, None, "object", "an object"),
+    "create-with-old-object": (PODS, "CREATE", POD, POD, "oldObject", "null"),
+    "gate-without-object": (GATE, "CREATE", ABSENT, None, "object", "an object"),
+    "delete-null-old-object": (QUOTAS, "DELETE", None, None, "oldObject", "an object"),
+    "delete-without-old-object": (QUOTAS, "DELETE", None, ABSENT, "oldObject", "an object"),
+    "delete-with-object": (QUOTAS, "DELETE", EQ, EQ, "object", "null"),
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "operation", "new", "old", "field", "expected"), MISSHAPEN.values(), ids=MISSHAPEN
+)
+async def test_a_review_not_shaped_as_its_operation_gets_400_naming_the_field(
+    webhook, path, operation, new, old, field, expected
+):
+    """kube-apiserver sends a CREATE with `object`, an UPDATE with `object` and `oldObject`, a
+    DELETE with `oldObject` (the other field null): any other shape is no review it sent."""
+    response = await webhook.post(path, shaped(path, operation, new, old))
+    assert response.status == 400
+    error = f"request.{field}: expected {expected} for {operation}"
+    assert (await response.json()) == {"error": error}
+
+
+@pytest.mark.parametrize(
+    ("path", "operation", "new", "old"),
+    [
+        (PODS, "CREATE", POD, ABSENT),
+        (GATE, "CREATE", POD, ABSENT),
+        (QUOTAS, "DELETE", ABSENT, EQ),
+    ],
+    ids=["validate-create", "gate-create", "delete"],
+)
+async def test_a_field_left_out_reads_as_null(webhook, path, operation, new, old):
+    response = await webhook.post(path, shaped(path, operation, new, old))
+    assert response.status == 200, await response.text()
+    assert (await response.json())["response"]["uid"] == "review-1"
 
 
 def terminating(p: dict[str, Any], finalizers: list[str]) -> dict[str, Any]:

@@ -58,7 +58,7 @@ async def still_serving(webhook) -> None:
         (
             {**VALID, "request": {**VALID["request"], "object": None}},
             400,
-            "request.object: required for CREATE",
+            "request.object: expected an object for CREATE",
         ),
         (
             {**VALID, "request": {**VALID["request"], "object": [1]}},

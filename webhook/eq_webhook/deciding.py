@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from eq_engine import ObjectError, Pod, Quota, parse_pod, parse_quota
 from eq_engine.decisions import (
     BoundPodQuery,
-    Operation,
     Verdict,
     bound_pod_query,
     gate_exemption,
@@ -31,7 +30,7 @@ from eq_engine.reading import RawElasticQuota, RawPod
 from eq_engine.tree import quota_problem
 
 from .logs import logger
-from .reviews import BadReview, Review, response
+from .reviews import BadReview, CreateReview, DeleteReview, Review, response
 from .state import ClusterState
 
 
@@ -43,6 +42,7 @@ class PodListing:
 
 
 PodLister = Callable[[BoundPodQuery], Awaitable[PodListing]]
+T = TypeVar("T")
 KINDS = ("ElasticQuota", "Pod")
 
 
@@ -77,26 +77,27 @@ async def validate(
     )
 
 
-def _parse_old(parse: Callable[[Any], Any], raw: Mapping[str, Any] | None) -> Any:
-    """The stored object, or None if even the cluster's copy is unreadable (then judge the new
-    object on its own)."""
-    if raw is None:
+def _stored(parse: Callable[[Any], T], review: Review) -> T | None:
+    """The object as stored (an UPDATE's or a DELETE's), or None: a CREATE has none, and the
+    cluster's copy may be unreadable (then the new object is judged on its own)."""
+    if isinstance(review, CreateReview):
         return None
     try:
-        return parse(raw)
+        return parse(review.old_object)
     except ObjectError:
         return None
 
 
 async def _review_quota(review: Review, state: ClusterState, list_pods: PodLister) -> Verdict:
-    raw = cast(RawElasticQuota | None, review.object)
-    new: Quota | None = parse_quota(raw) if raw is not None else None
-    old: Quota | None = _parse_old(parse_quota, review.old_object)
-    if review.operation is Operation.DELETE and old is None:
-        return Verdict()  # an unreadable object: nothing can depend on it
+    old = _stored(parse_quota, review)
+    new: Quota | None
+    if isinstance(review, DeleteReview):
+        if old is None:
+            return Verdict()  # an unreadable object: nothing can depend on it
+        new, subject = None, old
+    else:
+        new = subject = parse_quota(cast(RawElasticQuota, review.object))
     catalog = state.catalog
-    subject = new if new is not None else old
-    assert subject is not None
     listing = PodListing([], complete=True)
     if needs_bound_pods(review.operation, new, old):
         try:
@@ -119,11 +120,10 @@ async def _review_quota(review: Review, state: ClusterState, list_pods: PodListe
 
 
 def _review_pod(review: Review, state: ClusterState) -> Verdict:
-    if review.operation is Operation.DELETE:
+    if isinstance(review, DeleteReview):
         return Verdict()
-    assert review.object is not None
     new = parse_pod(cast(RawPod, review.object), namespace=review.namespace)
-    old = _parse_old(parse_pod, review.old_object)
+    old = _stored(parse_pod, review)
     return review_pod(review.operation, new=new, old=old, catalog=state.catalog)
 
 
@@ -142,9 +142,8 @@ def gate(
     unreadable pod is logged with the reason and counted (`unreadable`)."""
     if review.kind != "Pod":
         raise BadReview(f"request.kind.kind: this endpoint gates Pod, not {review.kind}")
-    if not (enabled or pools) or review.operation is not Operation.CREATE or not state.ready:
+    if not (enabled or pools) or not isinstance(review, CreateReview) or not state.ready:
         return response(review.uid, allowed=True), "allowed"
-    assert review.object is not None
     try:
         pod = parse_pod(cast(RawPod, review.object), namespace=review.namespace)
         patch, warnings = _pool_affinity(review.object, pod, state) if pools else ([], [])

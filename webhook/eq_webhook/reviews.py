@@ -4,6 +4,12 @@ The API server POSTs `{"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionRe
 "request": {...}}` and expects the same envelope back with a `response`. A body that is not a
 review at all is a `BadReview` (answered with HTTP 400); an object in a review that cannot be
 parsed is denied with the parse error, like any other rule.
+
+A review has one of the three shapes kube-apiserver sends: a CREATE carries the new object
+(`object`), an UPDATE the new one and the stored one (`oldObject`), a DELETE the stored one; the
+field an operation lacks is null. `parse_review` refuses any other shape (a BadReview naming the
+field), so each type holds exactly the objects of its operation and its readers check nothing.
+CONNECT, never registered, is refused too.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import base64
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar, TypeAlias
 
 from eq_engine.decisions import Operation
 
@@ -24,14 +30,38 @@ class BadReview(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class Review:
+class _Request:
+    """What every review carries."""
+
     uid: str
     kind: str
-    operation: Operation
+    """`request.kind.kind`: the kind of the object under review."""
     namespace: str
     """`request.namespace`: a new object may not carry it in its own metadata yet."""
-    object: Mapping[str, Any] | None
-    old_object: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class CreateReview(_Request):
+    operation: ClassVar[Operation] = Operation.CREATE
+    object: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateReview(_Request):
+    operation: ClassVar[Operation] = Operation.UPDATE
+    object: Mapping[str, Any]
+    old_object: Mapping[str, Any]
+    """The object as stored before this change."""
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteReview(_Request):
+    operation: ClassVar[Operation] = Operation.DELETE
+    old_object: Mapping[str, Any]
+    """The object being deleted, as stored."""
+
+
+Review: TypeAlias = CreateReview | UpdateReview | DeleteReview
 
 
 def parse_review(body: object) -> Review:
@@ -45,8 +75,8 @@ def parse_review(body: object) -> Review:
     uid = request.get("uid")
     if not isinstance(uid, str) or not uid:
         raise BadReview("request.uid: expected a non-empty string")
-    kind = request.get("kind")
-    if not isinstance(kind, Mapping) or not isinstance(kind.get("kind"), str):
+    gvk = request.get("kind")
+    if not isinstance(gvk, Mapping) or not isinstance(gvk.get("kind"), str):
         raise BadReview("request.kind.kind: expected a string")
     try:
         operation = Operation(str(request.get("operation")))
@@ -58,26 +88,31 @@ def parse_review(body: object) -> Review:
     namespace = request.get("namespace") or ""
     if not isinstance(namespace, str):
         raise BadReview("request.namespace: expected a string")
-    new, old = request.get("object"), request.get("oldObject")
-    for field, value in (("object", new), ("oldObject", old)):
-        if value is not None and not isinstance(value, Mapping):
-            raise BadReview(f"request.{field}: expected an object")
-    needed = {  # what kube-apiserver always sends for each operation
-        Operation.CREATE: ("object",),
-        Operation.UPDATE: ("object", "oldObject"),
-        Operation.DELETE: ("oldObject",),
-    }[operation]
-    for field in needed:
-        if request.get(field) is None:
-            raise BadReview(f"request.{field}: required for {operation}")
-    return Review(
-        uid=uid,
-        kind=kind["kind"],
-        operation=operation,
-        namespace=namespace,
-        object=new,
-        old_object=old,
-    )
+    kind: str = gvk["kind"]
+    match operation:
+        case Operation.CREATE:
+            _null(request, "oldObject", operation)
+            return CreateReview(uid, kind, namespace, object=_object(request, "object", operation))
+        case Operation.UPDATE:
+            new = _object(request, "object", operation)
+            old = _object(request, "oldObject", operation)
+            return UpdateReview(uid, kind, namespace, object=new, old_object=old)
+        case Operation.DELETE:
+            _null(request, "object", operation)
+            old = _object(request, "oldObject", operation)
+            return DeleteReview(uid, kind, namespace, old_object=old)
+
+
+def _object(request: Mapping[str, Any], field: str, operation: Operation) -> Mapping[str, Any]:
+    value = request.get(field)
+    if not isinstance(value, Mapping):
+        raise BadReview(f"request.{field}: expected an object for {operation}")
+    return value
+
+
+def _null(request: Mapping[str, Any], field: str, operation: Operation) -> None:
+    if request.get(field) is not None:
+        raise BadReview(f"request.{field}: expected null for {operation}")
 
 
 def response(
