@@ -43,6 +43,19 @@ POD_CIDR = "10.244.0.0/16"
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 NODE_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "110"}
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+# What the API server's audit log records: the evictions asked for, whoever asked, and every
+# request of the product's ServiceAccounts (in the namespace its chart installs into).
+PRODUCT_ACCOUNTS = "system:serviceaccounts:koordinator-system"
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived"],
+    "rules": [
+        {"level": "Metadata", "resources": [{"group": "", "resources": ["pods/eviction"]}]},
+        {"level": "Metadata", "userGroups": [PRODUCT_ACCOUNTS]},
+        {"level": "None"},
+    ],
+}
 _LOG_TAIL = 40  # lines of each log in a failure's message
 _POLL = 0.1
 
@@ -87,7 +100,13 @@ class Client:
         return context
 
     def request(
-        self, method: str, path: str, body: object = None, *, timeout: float = 10.0
+        self,
+        method: str,
+        path: str,
+        body: object = None,
+        *,
+        timeout: float = 10.0,
+        content_type: str = "application/json",
     ) -> tuple[int, Any]:
         """One request: (status, the decoded body, or its text if it is not JSON)."""
         data = None if body is None else json.dumps(body).encode()
@@ -95,7 +114,7 @@ class Client:
             self.server + path,
             data=data,
             method=method,
-            headers={"Content-Type": "application/json", "Accept": "application/json"},
+            headers={"Content-Type": content_type, "Accept": "application/json"},
         )
         try:
             with urllib.request.urlopen(request, context=self.context(), timeout=timeout) as r:
@@ -185,6 +204,11 @@ class ControlPlane:
         return self.directory / "admin.kubeconfig"
 
     @property
+    def audit_log(self) -> Path:
+        """The API server's audit log (AUDIT_POLICY: evictions), one JSON event a line."""
+        return self.directory / "audit.jsonl"
+
+    @property
     def ca(self) -> Path:
         return self.directory / "pki" / "ca.crt"
 
@@ -221,6 +245,7 @@ class ControlPlane:
                 }
             )
         )
+        (self.directory / "audit-policy.yaml").write_text(yaml.safe_dump(AUDIT_POLICY))
         stages = [
             *sorted(self.built.stages.glob("*.yaml")),
             *sorted(STAGES.glob("*.yaml")),
@@ -405,6 +430,10 @@ class ControlPlane:
                     "--requestheader-extra-headers-prefix=X-Remote-Extra-",
                     f"--proxy-client-cert-file={self._proxy.cert}",
                     f"--proxy-client-key-file={self._proxy.key}",
+                    f"--audit-policy-file={directory / 'audit-policy.yaml'}",
+                    f"--audit-log-path={self.audit_log}",
+                    "--audit-log-format=json",
+                    "--audit-log-mode=blocking",  # written before the response: counted at once
                 ],
                 self._probe_apiserver,
                 log,
@@ -598,3 +627,29 @@ class ControlPlane:
 
     def __exit__(self, *_: object) -> None:
         self.stop()
+
+
+def audit_events(audit_log: Path) -> list[dict[str, Any]]:
+    """The audit log's events for completed requests (AUDIT_POLICY says which are kept)."""
+    if not audit_log.exists():
+        return []
+    events = [json.loads(line) for line in audit_log.read_text().splitlines() if line]
+    return [event for event in events if event.get("stage") == "ResponseComplete"]
+
+
+def audited(
+    audit_log: Path, verb: str, resource: str, subresource: str = "", code: int | None = None
+) -> int:
+    """How many requests the audit log holds for `verb` on `resource` (/`subresource`),
+    answered with `code` if given."""
+    count = 0
+    for event in audit_events(audit_log):
+        reference = event.get("objectRef", {})
+        if (
+            event.get("verb") == verb
+            and reference.get("resource") == resource
+            and reference.get("subresource", "") == subresource
+            and code in (None, event.get("responseStatus", {}).get("code"))
+        ):
+            count += 1
+    return count
