@@ -6,7 +6,7 @@ groups, next to the same 16,000 pods as single pods.
 Each gang is 8 pods of 1 CPU with Koordinator's annotations (`gang.scheduling.koordinator.sh/
 name`, `min-available` 8); each group has 20 gangs. Two measures:
 
-- the engine's admission round: `admissions(engine)` over the whole cluster, in this process,
+- the engine's admission round: `admissions(snapshot)` over the whole cluster, in this process,
   `--rounds` times on the same state, when every group has room for all of its 160 pods (all
   admitted), when it has room for 7 CPUs (every gang waits behind the first, with its reason),
   and when every gang is one pod short of its minimum (min-available 9); the same pods without
@@ -77,12 +77,12 @@ def engine_rounds(
     pods: Sequence[dict[str, Any]], per_group: int, rounds: int
 ) -> tuple[list[float], int]:
     """The seconds of `rounds` admission rounds on one engine, and the pods a round admits."""
-    engine = run(*groups(per_group), *pods)
+    snapshot = run(*groups(per_group), *pods).recompute()
     times, admitted = [], 0
     for _ in range(rounds):
         gc.collect()  # not the building's garbage
         started = time.perf_counter()
-        decided = admissions(engine)
+        decided = admissions(snapshot)
         times.append(time.perf_counter() - started)
         admitted = len(decided.admitted)
     return times, admitted

@@ -6,21 +6,21 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from eq_engine import EngineConfig, QuotaEngine, ResourceList
+from eq_engine import EngineConfig, ResourceList, Snapshot
 from eq_engine.explaining import Explanation, explain_group, explain_pod, what_if
 
 from .loading import Objects
 from .pools import WhatIfObjects, what_if_roots
 
 
-def explain(engine: QuotaEngine, what: list[str]) -> Explanation:
+def explain(snapshot: Snapshot, what: list[str]) -> Explanation:
     """`pod NAMESPACE/NAME` or `group NAME`; KeyError names what is not there."""
     kind, name = what
     if kind == "pod":
-        return explain_pod(engine, name)
-    if name not in {status.name for status in engine.statuses()}:
+        return explain_pod(snapshot, name)
+    if name not in {status.name for status in snapshot.statuses()}:
         raise KeyError(f"no group {name}")
-    return explain_group(engine, name)
+    return explain_group(snapshot, name)
 
 
 def render_explanation(explanation: Explanation, output: str) -> str:

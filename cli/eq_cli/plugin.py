@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = simulate(cluster, capacity=None, config=config, make_roots=False)
     try:
         if args.command == "explain":
-            explanation = explain(report.engine, [args.kind, args.name])
+            explanation = explain(report.snapshot, [args.kind, args.name])
             sys.stdout.write(render_explanation(explanation, args.output))
             return 0
         report = _shown(report, args.group, args.tree)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from eq_engine import EngineConfig, GroupStatus, Problem, QuotaEngine, ResourceList
+from eq_engine import EngineConfig, GroupStatus, Problem, QuotaEngine, ResourceList, Snapshot
 from eq_engine.decisions import admissions, reclaim_plan
 from eq_engine.explaining import GangView, gang_views
 
@@ -58,7 +58,9 @@ class Report:
     reclaim: dict[str, list[str]]
     problems: tuple[Problem, ...]
     engine: QuotaEngine
-    """The engine behind the report, for explanations."""
+    """The engine behind the report."""
+    snapshot: Snapshot
+    """Its recompute, for explanations."""
     waiting: dict[str, Waiting] = field(default_factory=dict)
     """Per group, its pods behind the admission gate (where any wait)."""
     gangs: tuple[GangResult, ...] = ()
@@ -90,30 +92,31 @@ def simulate(
     for pod in objects.pods:
         engine.set_pod(pod)
     engine.set_capacity(capacity)
-    engine.recompute()
+    snapshot = engine.recompute()
     tree = engine.tree
     pods = tuple(
         PodResult(pod.key, group, label, pod.gang.key if pod.gang else None)
         for pod, group, label in sorted(engine.pods(), key=lambda p: p[0].key)
     )
-    decision = admissions(engine)
+    decision = admissions(snapshot)
     admitted = set(decision.admitted)
     gangs = tuple(
         GangResult(
             view,
             sum(key in admitted for key in view.gated),
-            next((decision.waiting[k] for k in view.pods if k in decision.waiting), None),
+            next((decision.waiting[k].message for k in view.pods if k in decision.waiting), None),
         )
-        for view in gang_views(engine)
+        for view in gang_views(snapshot)
     )
     return Report(
         capacity=engine.capacity(),
         groups=tuple(engine.statuses()),
         depth={group.name: int(tree.depth[i]) for i, group in enumerate(tree.groups)},
         pods=pods,
-        reclaim=reclaim_plan(engine),
+        reclaim=reclaim_plan(snapshot),
         problems=(*engine.problems, *found.problems),
         engine=engine,
+        snapshot=snapshot,
         waiting=_waiting(pods, decision.waiting, decision.gangs_waiting_per_group, gangs),
         gangs=gangs,
         trees=quota_trees(engine, found.made_by),
@@ -122,7 +125,7 @@ def simulate(
 
 def _waiting(
     pods: tuple[PodResult, ...],
-    reasons: Mapping[str, str],
+    reasons: Mapping[str, object],
     gangs_per_group: Mapping[str, int],
     gangs: tuple[GangResult, ...],
 ) -> dict[str, Waiting]:

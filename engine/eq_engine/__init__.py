@@ -3,7 +3,8 @@
 Quantities, the quota tree, request/used accounting, the runtime split, over-quota labels and
 reclaim plans, as Koordinator defines them (docs/how-it-works.md says how, and
 docs/koordinator.md where this differs). No Kubernetes client, no network, no files: the
-operator, the webhook and the CLI feed it parsed objects and act on what it returns.
+operator, the webhook and the CLI feed it parsed objects (`QuotaEngine`), recompute, and act on
+the `Snapshot` it hands back. docs/architecture.md maps its sub-packages.
 """
 
 from .decisions import Admissions
@@ -28,7 +29,7 @@ from .model import (
     to_canonical,
 )
 from .reading import QuotaReader, parse_node, parse_pod, parse_quota
-from .state import QuotaEngine
+from .state import QuotaEngine, Snapshot, StaleSnapshot
 
 __all__ = [
     "Admissions",
@@ -45,6 +46,8 @@ __all__ = [
     "QuotaError",
     "QuotaReader",
     "ResourceList",
+    "Snapshot",
+    "StaleSnapshot",
     "cluster_capacity",
     "format_quantity",
     "format_resource_list",

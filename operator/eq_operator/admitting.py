@@ -1,7 +1,7 @@
 """Quota-gated scheduling, the operator's half: lift the admission gate of the pods the engine
 admits, and tell the others why they wait.
 
-The webhook gates new pods; the engine decides (`admission.admissions`, on one snapshot);
+The webhook gates new pods; the engine decides (`decisions.admissions`, on a recompute's snapshot);
 this module acts, and never changes the engine: only the watch does. An admitted pod holds its
 group's budget as soon as the API server accepts the patch (`holding`), so the next decision
 counts it even while the watch still shows its gate, until the scheduler binds it, but for
@@ -17,8 +17,8 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from eq_engine import Pod
-from eq_engine.decisions import admissions
+from eq_engine import Pod, Snapshot
+from eq_engine.decisions import Cause, admissions
 from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 
 from .events import Recorder
@@ -44,7 +44,7 @@ class Admitter:
     ) -> None:
         self._view, self._writer, self._events, self._metrics = view, writer, events, metrics
         self._hold, self._clock = hold, clock
-        self._told: dict[str, str] = {}  # waiting pods' causes as their Events say
+        self._told: dict[str, Cause] = {}  # waiting pods' causes as their Events say
         self._admitted_gangs: set[str] = set()  # gangs whose wait is timed already
         self._lifted: dict[str, float] = {}  # admitted pods not bound yet, by when
         self._failed: dict[str, Backoff] = {}  # lifts refused or failed, with their backoff
@@ -66,10 +66,11 @@ class Admitter:
         if nothing changes."""
         return bool(self._lifted or self._failed)
 
-    async def round(self) -> set[str]:
-        """Admit what fits now; return the groups whose count of waiting pods changed."""
+    async def round(self, snapshot: Snapshot) -> set[str]:
+        """Admit what fits now, on the loop's latest snapshot; return the groups whose count of
+        waiting pods changed."""
         engine, now = self._view.engine, self._clock()
-        decided = admissions(engine, holding=self._holding())
+        decided = admissions(snapshot, holding=self._holding())
         # The decision's pods, read before any await: the watch may change the engine meanwhile.
         pods = [
             pod
@@ -80,8 +81,8 @@ class Admitter:
         # missing pods, then quota); not each time the numbers in the message move.
         told = {
             key: Ref("v1", "Pod", pod.namespace, pod.name, pod.uid)
-            for key, why in sorted(decided.waiting.items())
-            if self._told.get(key) != _cause(why) and (pod := engine.pod(key)) is not None
+            for key, wait in sorted(decided.waiting.items())
+            if self._told.get(key) != wait.cause and (pod := engine.pod(key)) is not None
         }
         lifts = asyncio.Semaphore(CONCURRENT_LIFTS)
 
@@ -102,9 +103,9 @@ class Admitter:
         await asyncio.gather(*map(lift, pods))
         self._time_gangs([pod for pod in pods if pod.key in self._lifted])
         for key, ref in told.items():
-            reason, message = "WaitingForQuota", decided.waiting[key]
+            reason, message = "WaitingForQuota", decided.waiting[key].message
             self._events.record(ref, type="Normal", reason=reason, message=message)
-        self._told = {key: _cause(why) for key, why in decided.waiting.items()}
+        self._told = {key: wait.cause for key, wait in decided.waiting.items()}
         waiting = {
             group: _waiting(pods, decided.gangs_waiting_per_group.get(group, 0))
             for group, pods in decided.waiting_per_group.items()
@@ -121,8 +122,7 @@ class Admitter:
     def _time_gangs(self, lifted: list[Pod]) -> None:
         """The wait of each gang whose gates were lifted for the first time: from its first
         pod's creation."""
-        gangs = self._view.engine.store.gangs
-        self._admitted_gangs &= gangs.keys()
+        self._admitted_gangs &= self._view.engine.gang_keys()
         first: dict[str, float] = {}
         for pod in lifted:
             if pod.gang is not None and pod.gang.key not in self._admitted_gangs and pod.created:
@@ -137,8 +137,3 @@ def _waiting(pods: int, gangs: int) -> str:
     if not gangs:
         return str(pods)
     return f"{pods} ({gangs} gang{'s' if gangs > 1 else ''})"
-
-
-def _cause(why: str) -> str:
-    """What a pod waits for: `waiting for quota`, or `waiting` (for its gang)."""
-    return why.partition(":")[0]

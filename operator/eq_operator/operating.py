@@ -11,7 +11,7 @@ import asyncio
 import time
 from typing import Protocol
 
-from eq_engine import Problem
+from eq_engine import Problem, Snapshot
 from eq_engine.pools import KIND as PROFILE_KIND
 
 from .admitting import Admitter
@@ -56,6 +56,7 @@ class Loop:
         self._ready = ready
         self._admitter = admitter
         self._admit = True  # something changed since the last admission round
+        self._snapshot: Snapshot | None = None  # the last recompute's
         self._events, self._metrics, self._settings = events, metrics, settings
         self.leading = False
         self._promoted = asyncio.Event()
@@ -144,10 +145,10 @@ class Loop:
         view, writer = self._view, self._writer
         # Decisions start once every kind's first LIST is in the engine.
         view.synced = view.synced or self._ready.ready
-        self.recompute()
-        if self.leading and view.synced and (self._admit or self._admitter.pending):
+        snapshot = self.recompute()
+        if self.leading and snapshot is not None and (self._admit or self._admitter.pending):
             self._admit = False
-            admitted = await self._admitter.round()
+            admitted = await self._admitter.round(snapshot)
             if self.leading:  # still: the Lease may have been lost meanwhile
                 writer.want(admitted)
         if self.leading:
@@ -156,21 +157,23 @@ class Loop:
         if self.leading and view.synced:
             writer.start()  # the workers, unless they run
 
-    def recompute(self) -> None:
-        """Bring the engine up to date with what the watch delivered; when leading, want the
-        fields that changed written. Not before every kind's first LIST is in: nothing reads
-        the numbers before, and while the tree is incomplete the engine only keeps the pods it
-        is fed, to place them all once (each recompute meanwhile would place every pod listed so
-        far again, as each page of groups changes the tree)."""
+    def recompute(self) -> Snapshot | None:
+        """Bring the engine up to date with what the watch delivered and hand back its snapshot;
+        when leading, want the fields that changed written. None before every kind's first LIST
+        is in: nothing reads the numbers before, and while the tree is incomplete the engine
+        only keeps the pods it is fed, to place them all once (each recompute meanwhile would
+        place every pod listed so far again, as each page of groups changes the tree)."""
         view = self._view
         if view.dirty and view.synced:
             view.dirty = False
             started = time.perf_counter()
-            changes = view.engine.recompute()
+            self._snapshot = view.engine.recompute()
             self._metrics.recompute.observe(time.perf_counter() - started)
+            changes = self._snapshot.changes
             if self.leading:
                 self._writer.want((status.name for status in changes.groups), changes.pod_labels)
             self._admit = True
+        return self._snapshot
 
     def report_unreadable(self) -> None:
         """An Event on each object found unreadable since the last report."""

@@ -35,7 +35,7 @@ from collections.abc import Callable, Collection
 from enum import StrEnum
 from typing import Protocol
 
-from eq_engine import ResourceList, format_resource_list
+from eq_engine import ResourceList, Snapshot, format_resource_list
 from eq_engine.decisions import GroupReclaim, Victim, reclaims
 from eq_engine.model import keys
 from eq_kit.backoff import Backoff
@@ -169,13 +169,17 @@ class Reclaimer:
         }
         self._own = {g: stamp for g, stamp in self._own.items() if g in self._view.quota_refs}
 
-    async def round(self, *, refresh: Callable[[], None], acting: bool = True) -> None:
+    async def round(self, *, refresh: Callable[[], Snapshot | None], acting: bool = True) -> None:
         """Time every group over its runtime; when `acting` (leading), evict where due.
-        `refresh` brings the engine up to date with the watch (the loop's recompute)."""
+        `refresh` brings the engine up to date with the watch and hands back its snapshot (the
+        loop's recompute; None before every kind's first LIST)."""
         now = self._clock()
         self._remember(now)
-        refresh()  # the loop's awaits since its last recompute may have let the watch in
-        plans = self._plans(self._evicted)
+        # The loop's awaits since its last recompute may have let the watch in.
+        snapshot = refresh()
+        if snapshot is None:
+            return
+        plans = self._plans(snapshot, self._evicted)
         for group in list(self._over_since):
             if group not in plans:
                 del self._over_since[group]
@@ -188,7 +192,7 @@ class Reclaimer:
                 self._over_since[group] = self._clock()  # a new window: a whole delay
 
     async def _reclaim(
-        self, planned: GroupReclaim, over_for: float, refresh: Callable[[], None]
+        self, planned: GroupReclaim, over_for: float, refresh: Callable[[], Snapshot | None]
     ) -> bool:
         """One round for the `planned` group; whether it evicted (or, dry, reported) any pod.
         A pod that became a candidate during the round (a replacement that runs ungated) is
@@ -202,8 +206,10 @@ class Reclaimer:
         attempts = 0
         acted = False
         while attempts < self._settings.max_evictions:
-            refresh()  # planned again on what the watch shows now, never on an older plan
-            plan = self._plans(leaving.union(self._evicted), only=group).get(group)
+            snapshot = refresh()  # planned again on what the watch shows now, never on an old plan
+            if snapshot is None:
+                break
+            plan = self._plans(snapshot, leaving.union(self._evicted), only=group).get(group)
             if plan is None:
                 break
             tree = self._view.engine.status(group).tree  # for the metrics; it never changes
@@ -242,11 +248,13 @@ class Reclaimer:
                 self._metrics.gang_evictions.labels(group, tree).inc()
         return acted
 
-    def _plans(self, leaving: Collection[str], only: str | None = None) -> dict[str, GroupReclaim]:
+    def _plans(
+        self, snapshot: Snapshot, leaving: Collection[str], only: str | None = None
+    ) -> dict[str, GroupReclaim]:
         """Every group over its runtime, or `only` that one."""
         settings = self._settings
         return reclaims(
-            self._view.engine,
+            snapshot,
             leaving=leaving,
             now=time.time(),
             min_runtime=settings.min_runtime,

@@ -17,4 +17,4 @@ def test_request_shapes_of_pods_long_gone_are_not_kept():
         parsed = parse_pod(pod(f"p{i}", cpu=f"{i + 1}m"))
         engine.set_pod(parsed)
         engine.remove_pod(parsed.key)
-    assert len(engine.store._vectors) <= 1_025  # private: no public view of the table is needed
+    assert len(engine._store._vectors) <= 1_025  # private: no public view of the table is needed

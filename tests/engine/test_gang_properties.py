@@ -5,7 +5,7 @@ gangs of random sizes and minimums (some short of pods, some whose minimum is ma
 with a pod in another group) and single pods, each pod waiting behind the gate, admitted a
 moment ago and not bound yet (`holding`, with or without its gate still on in the watch),
 admitted long ago and not bound (no longer held), or running. Pods are Jobs' as the Job
-controller makes them (tests.realistic). Checked through `admissions(engine, holding=...)`,
+controller makes them (tests.realistic). Checked through `admissions(snapshot, holding=...)`,
 then again after the edge lifts the admitted gates, then after the scheduler binds them:
 
 - a gang none of whose pods is past the gate gets none of its pods or at least its minimum,
@@ -280,7 +280,7 @@ def moved(scene: Scene, keys: Collection[str], state: str, *, lag: Collection[st
 
 
 def decide(engine: QuotaEngine, scene: Scene) -> Admissions:
-    decided = admissions(engine, holding=scene.holding)
+    decided = admissions(engine.recompute(), holding=scene.holding)
     note(f"holding {sorted(scene.holding)}; admitted {sorted(decided.admitted)}")
     check(engine, scene, decided)
     return decided

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from eq_engine import QuotaEngine
-from eq_engine.decisions.admission import admissions
+from eq_engine.decisions.admission import Cause, admissions
 from eq_engine.model.gangs import POD_GROUP_KINDS, parse_pod_group
 
 from tests.manifests import load, node, quota, run
@@ -42,14 +42,17 @@ def member(job: str, index: int, *, minimum: str | None = "4", **options: Any) -
 
 
 def admitted(engine: QuotaEngine) -> list[str]:
-    return sorted(key.split("/")[1].rsplit("-", 1)[0] for key in admissions(engine).admitted)
+    return sorted(
+        key.split("/")[1].rsplit("-", 1)[0] for key in admissions(engine.recompute()).admitted
+    )
 
 
 def test_two_gangs_in_room_for_one_admit_one_whole_and_none_of_the_other():
     engine = run(*team("2"), *(member(job, i) for job in ("job-a", "job-b") for i in range(4)))
-    decided = admissions(engine)
+    decided = admissions(engine.recompute())
     assert admitted(engine) == ["job-a"] * 4
-    waiting = {key: why for key, why in decided.waiting.items()}
+    waiting = {key: why.message for key, why in decided.waiting.items()}
+    assert {why.cause for why in decided.waiting.values()} == {Cause.QUOTA}
     assert len(waiting) == 4 and all("job-b" in key for key in waiting)
     assert set(waiting.values()) == {
         "waiting for quota: team-a runtime cpu 2, used or admitted 2, "
@@ -63,9 +66,10 @@ def test_a_gang_short_of_its_minimum_waits_and_holds_nobody_back():
     pods = [member("job-a", i) for i in range(3)]
     single = job_pod(TEAM, "solo", node=None, gates=[GATE], requests={"cpu": "500m"})
     engine = run(*team("2"), *pods, single)
-    decided = admissions(engine)
+    decided = admissions(engine.recompute())
     assert admitted(engine) == ["solo"]
-    assert set(decided.waiting.values()) == {
+    assert {why.cause for why in decided.waiting.values()} == {Cause.GANG}
+    assert {why.message for why in decided.waiting.values()} == {
         "waiting: gang team-a/job-a: 3 of its minimum 4 pods exist"
     }
     load(engine, member("job-a", 3))
@@ -75,7 +79,7 @@ def test_a_gang_short_of_its_minimum_waits_and_holds_nobody_back():
 
 def test_an_elastic_gang_takes_its_minimum_together_and_the_rest_one_by_one():
     engine = run(*team("2.5"), *(member("job-a", i) for i in range(6)))
-    decided = admissions(engine)
+    decided = admissions(engine.recompute())
     assert len(decided.admitted) == 5  # 4 together, then one more fits
     assert len(decided.waiting) == 1
 
@@ -121,10 +125,10 @@ def test_the_new_pods_of_a_gang_being_deleted_are_a_gang_again():
 )
 def test_a_malformed_minimum_is_a_problem_and_nothing_is_admitted(minimum, problem):
     engine = run(*team("4"), *(member("job-a", i, minimum=minimum) for i in range(4)))
-    decided = admissions(engine)
+    decided = admissions(engine.recompute())
     assert decided.admitted == ()
     field = "metadata.annotations[gang.scheduling.koordinator.sh/min-available]"
-    assert all(f"{field}: {problem}" in why for why in decided.waiting.values())
+    assert all(f"{field}: {problem}" in why.message for why in decided.waiting.values())
     (found,) = [p for p in engine.problems if p.field == "gang minimum"]
     assert found.kind == "Pod" and found.message == f"{field}: {problem}"
 
@@ -134,7 +138,7 @@ def test_a_gang_split_across_groups_is_a_problem_and_waits_whole():
     pods = [member("job-a", i) for i in range(3)]
     stray = member("job-a", 3, labels={"quota.scheduling.koordinator.sh/name": "team-b"})
     engine = run(*team("4"), other, *pods, stray)
-    assert admissions(engine).admitted == ()
+    assert admissions(engine.recompute()).admitted == ()
     (found,) = [p for p in engine.problems if p.field == "gang"]
     assert "has pods in groups team-a and team-b" in found.message
 
@@ -146,7 +150,7 @@ def test_a_scheduler_plugins_gang_waits_for_its_podgroup_and_takes_its_minimum()
     }
     pods = [member("llama", i, labels=labels, annotations={}) for i in range(4)]
     engine = run(*team("2"), *pods)
-    assert set(admissions(engine).waiting.values()) == {
+    assert {why.message for why in admissions(engine.recompute()).waiting.values()} == {
         "waiting: gang team-a/llama has no valid minimum: its PodGroup team-a/llama "
         "(podgroups.scheduling.x-k8s.io) does not exist"
     }

@@ -84,7 +84,7 @@ def test_a_finished_pod_loses_its_label_and_a_deleted_one_needs_no_change():
     )
     engine.set_pod(parse_pod(pod("job", quota="t", cpu="1", phase="Succeeded")))
     engine.remove_pod("apps/web")
-    assert engine.recompute().pod_labels == {"apps/job": None}
+    assert engine.recompute().changes.pod_labels == {"apps/job": None}
     assert list(engine.pods()) == []
 
 
@@ -116,7 +116,7 @@ def test_reclaim_follows_koordinators_two_passes():
     ]
     engine = run(*objects, capacity={"cpu": 1, "memory": 100})
     # Koordinator's pick (p9 and p7), evicted least important first
-    assert reclaim_plan(engine) == {"t": ["apps/p7", "apps/p9"]}
+    assert reclaim_plan(engine.recompute()) == {"t": ["apps/p7", "apps/p9"]}
 
 
 def test_reclaim_evicts_everything_taken_when_even_that_is_not_enough():
@@ -128,7 +128,7 @@ def test_reclaim_evicts_everything_taken_when_even_that_is_not_enough():
         capacity={"cpu": 10},
     )
     # least important first: b (started later), then a; the locked pod is never taken
-    assert reclaim_plan(engine) == {"t": ["apps/b", "apps/a"]}
+    assert reclaim_plan(engine.recompute()) == {"t": ["apps/b", "apps/a"]}
 
 
 def test_groups_within_runtime_and_system_pods_are_never_reclaimed():
@@ -138,7 +138,7 @@ def test_groups_within_runtime_and_system_pods_are_never_reclaimed():
         pod("dns", namespace="kube-system", cpu="1"),
         capacity={"cpu": 10},
     )
-    assert reclaim_plan(engine) == {}
+    assert reclaim_plan(engine.recompute()) == {}
 
 
 def test_borrower_returns_what_a_lender_asks_back_taking_only_over_quota_pods():
@@ -151,7 +151,7 @@ def test_borrower_returns_what_a_lender_asks_back_taking_only_over_quota_pods():
     engine = run(*objects, capacity={"cpu": 10})
     assert engine.status("borrower").runtime == {"cpu": 4000}
     assert labels(engine)["b1"] == "in-quota" and labels(engine)["b2"] == "over-quota"
-    assert reclaim_plan(engine) == {"borrower": ["apps/b4", "apps/b3", "apps/b2"]}
+    assert reclaim_plan(engine.recompute()) == {"borrower": ["apps/b4", "apps/b3", "apps/b2"]}
 
 
 def test_one_groups_plan_is_the_one_planned_with_every_other():
@@ -167,11 +167,11 @@ def test_one_groups_plan_is_the_one_planned_with_every_other():
         pod(f"{side}{i}", quota=side, cpu="1") for side in ("left", "right") for i in (0, 1, 2)
     ]
     engine = run(*objects, capacity={"cpu": 10})
-    every = reclaims(engine)
+    every = reclaims(engine.recompute())
     assert set(every) == {"left", "right"}
-    assert reclaims(engine, only="right") == {"right": every["right"]}
-    assert reclaims(engine, only="lender") == {}  # within its runtime
-    assert reclaims(engine, only="gone") == {}
+    assert reclaims(engine.recompute(), only="right") == {"right": every["right"]}
+    assert reclaims(engine.recompute(), only="lender") == {}  # within its runtime
+    assert reclaims(engine.recompute(), only="gone") == {}
 
 
 def test_terminating_pods_count_as_returned_and_kept_pods_are_replaced():
@@ -180,13 +180,13 @@ def test_terminating_pods_count_as_returned_and_kept_pods_are_replaced():
         objects += [pod(f"p{i}", quota="t", cpu="1", priority=10 - i) for i in range(4)]
         return run(*objects, *extra, capacity={"cpu": 10})
 
-    assert reclaim_plan(borrower()) == {"t": ["apps/p3", "apps/p2"]}
+    assert reclaim_plan(borrower().recompute()) == {"t": ["apps/p3", "apps/p2"]}
     leaving = pod("p3", quota="t", cpu="1", priority=7)
     leaving["metadata"]["deletionTimestamp"] = "2026-01-01T00:05:00Z"
     # p3 is on its way out: only p2 more is needed, and p3 is not evicted again
-    assert reclaim_plan(borrower(leaving)) == {"t": ["apps/p2"]}
+    assert reclaim_plan(borrower(leaving).recompute()) == {"t": ["apps/p2"]}
     # a PodDisruptionBudget refused p3: p1 goes in its place
-    assert reclaim_plan(borrower(), keep={"apps/p3"}) == {"t": ["apps/p2", "apps/p1"]}
+    assert reclaim_plan(borrower().recompute(), keep={"apps/p3"}) == {"t": ["apps/p2", "apps/p1"]}
 
 
 def test_default_group_is_reclaimed_against_its_max():
@@ -196,7 +196,7 @@ def test_default_group_is_reclaimed_against_its_max():
         pod("y", namespace="n", cpu="1"),
         capacity={"cpu": 10},
     )
-    assert reclaim_plan(engine) == {DEFAULT: ["n/y"]}
+    assert reclaim_plan(engine.recompute()) == {DEFAULT: ["n/y"]}
 
 
 def test_a_min_raised_relabels_the_groups_pods_without_placing_them_again():
@@ -210,6 +210,6 @@ def test_a_min_raised_relabels_the_groups_pods_without_placing_them_again():
     )
     assert [engine.capacity_label(k) for k in ("apps/a", "apps/b")] == ["in-quota", "over-quota"]
     load(engine, quota("team", min={"cpu": "2"}, max={"cpu": "4"}))
-    changes = engine.recompute()
+    changes = engine.recompute().changes
     assert dict(changes.pod_labels) == {"apps/b": "in-quota"}
     assert engine.status("team").effective_min == {"cpu": 2000}

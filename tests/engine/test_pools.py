@@ -234,7 +234,7 @@ def test_each_pool_is_split_on_its_own_total():
     engine.recompute()
     assert runtime(engine, "a-v100") == runtime(engine, "b-v100") == {"nvidia.com/gpu": 5}
     assert runtime(engine, "a-a100") == {"nvidia.com/gpu": 5}  # the A100s are another pool
-    plans = reclaims(engine)
+    plans = reclaims(engine.recompute())
     assert set(plans) == {"a-v100"}
     assert len(plans["a-v100"].victims()) == 5
 
@@ -305,11 +305,11 @@ def test_explain_says_which_tree_and_its_total():
         pod("train", namespace="b", quota="b-v100", nvidia_com_gpu="1"),
         capacity={"nvidia.com/gpu": "20", "cpu": "8"},
     )
-    assert str(explain_pod(engine, "b/train")).splitlines()[1:3] == [
+    assert str(explain_pod(engine.recompute(), "b/train")).splitlines()[1:3] == [
         f"  group: b-v100 (its label {P}name names it)",
         "  tree: 'v100', a node pool's: nvidia.com/gpu 10 (the total-resource of its root v100)",
     ]
-    assert str(explain_group(engine, "cpu-team")).splitlines()[2] == (
+    assert str(explain_group(engine.recompute(), "cpu-team")).splitlines()[2] == (
         "  tree: the default one, on what the node pools leave of the cluster less what the "
         "system and default groups use: cpu 8, memory 0, nvidia.com/gpu 0"
     )

@@ -162,7 +162,7 @@ def test_reclaim_never_takes_an_in_quota_pod_also_when_evictions_are_refused(obj
     labels = {p.key: label for p, _, label in engine.pods()}
     refused: set[str] = set()
     for _ in range(3):  # the edge re-plans after each round of refusals (PDBs, errors)
-        plans = reclaim_plan(engine, keep=refused)
+        plans = reclaim_plan(engine.recompute(), keep=refused)
         for victims in plans.values():
             for key in victims:
                 assert labels[key] == "over-quota"
@@ -230,7 +230,7 @@ def test_incremental_updates_equal_a_full_recompute(objects, data):
                     {k: data.draw(st.integers(0, 60)) for k in total}
                 )
             load(engine, raw)
-        changes = engine.recompute()
+        changes = engine.recompute().changes
         for status in changes.groups:
             mirror_groups[status.name] = status
         for name in changes.removed_groups:

@@ -67,7 +67,7 @@ def victims(*budgets: dict[str, Any], **options: Any) -> list[str]:
     engine = run(*borrowing(started=options.pop("started", None)))
     for raw in budgets:
         engine.set_disruption_budget(parse_disruption_budget(raw))
-    plan = reclaims(engine, **options)["borrower"]
+    plan = reclaims(engine.recompute(), **options)["borrower"]
     return [key.split("/")[1] for c in plan.victims() for key in c.keys]
 
 
@@ -80,7 +80,7 @@ def test_a_budget_that_allows_no_disruption_keeps_its_pod_and_the_next_goes():
     # b4 stays; b3 and b2 go, returning 4 of the 6 (b0 and b1 are in quota: never taken)
     engine = run(*borrowing())
     engine.set_disruption_budget(parse_disruption_budget(keeps_b4))
-    plan = reclaims(engine)["borrower"]
+    plan = reclaims(engine.recompute())["borrower"]
     assert [c.keys for c in plan.victims()] == [("borrower/b3",), ("borrower/b2",)]
     wanted = plan.victims(budgets=False)
     assert plan.kept_by_budgets(wanted) == {("borrower/b4",): "borrower/b4"}

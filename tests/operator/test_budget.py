@@ -120,7 +120,9 @@ async def test_a_burst_of_waiting_pods_holds_neither_the_loop_nor_the_groups() -
         api, op = state.api, state.op
         for i in range(20):  # a Job of 20 pods that do not fit: each gets an Event
             api.seed(gated(f"big{i:02d}", namespace="apps", cpu="200"))
-        await eventually(lambda: len(op.view.engine.store.gated) == 20, what="the watch")
+        await eventually(
+            lambda: sum(pod.gated for pod, _, _ in op.view.engine.pods()) == 20, what="the watch"
+        )
         await op.loop.step()  # returns with no token come: the Events do not hold it
         assert api.count("create", "events") == 0
         await state.token(

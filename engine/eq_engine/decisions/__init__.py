@@ -8,7 +8,7 @@ Each reads the engine and returns frozen plans. Must not change the engine's sta
 nothing of how a plan is carried out.
 """
 
-from .admission import Admissions, admissions, queue_order
+from .admission import Admissions, Cause, admissions, queue_order
 from .gating import gate_exemption
 from .reclaim import GroupReclaim, Victim, reclaim_plan, reclaims
 from .verdicts import (
@@ -24,6 +24,7 @@ from .verdicts import (
 __all__ = [
     "Admissions",
     "BoundPodQuery",
+    "Cause",
     "GroupReclaim",
     "Operation",
     "Verdict",

@@ -4,7 +4,7 @@ A pod waits behind the admission gate until its group can take it: the group's u
 it has admitted that is not scheduled yet, plus this pod's request fit inside the group's runtime
 (on the resources the runtime limits) and, for a non-preemptible pod, inside the group's min.
 An admitted pod holds budget until it is bound only while the edge says it was admitted a
-moment ago (`admissions(engine, holding=...)`): a pod that never schedules (an unbound
+moment ago (`admissions(snapshot, holding=...)`): a pod that never schedules (an unbound
 volume, a selector no node matches) or that nobody admitted cannot hold its group's budget.
 Pods are admitted most important first (priority, then creation time); the first one that does
 not fit holds the rest of its group back, so that a large pod is not starved by small ones
@@ -23,12 +23,13 @@ room.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from ..model import Pod, format_quantity, listing
 from ..numbers import NP_USED, USED
-from ..state import QuotaEngine, Store, gang_minimum, gang_unready
+from ..state import Snapshot, gang_minimum, gang_unready
 
 
 def queue_order(pod: Pod) -> tuple[int, float, str]:
@@ -87,14 +88,36 @@ class Budget:
             self.locked[i] += fixed[i]
 
 
+class Cause(enum.Enum):
+    """What a pod behind the gate waits for."""
+
+    QUOTA = "waiting for quota"
+    """Room in its group: the pod (or its gang, or a pod ahead of it) does not fit now."""
+    GANG = "waiting"
+    """Its gang, which cannot be judged yet (too few pods, no minimum, several groups)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Why one pod waits: its cause, and the numbers or the gang that make it wait."""
+
+    cause: Cause
+    detail: str
+
+    @property
+    def message(self) -> str:
+        """As the pod's Event says it: `waiting for quota: team-a needs cpu 500m more ...`."""
+        return f"{self.cause.value}: {self.detail}"
+
+
 @dataclass(frozen=True, slots=True)
 class Admissions:
     """A decision, of one group or of all: the pods whose gate may be lifted now, and why the
     others wait."""
 
     admitted: tuple[str, ...] = ()
-    waiting: dict[str, str] = field(default_factory=dict)
-    """Pod key to the reason, for an Event on the pod."""
+    waiting: dict[str, Wait] = field(default_factory=dict)
+    """Pod key to why it waits, for an Event on the pod."""
     waiting_per_group: dict[str, int] = field(default_factory=dict)
     """Only groups where pods wait."""
     gangs_waiting_per_group: dict[str, int] = field(default_factory=dict)
@@ -119,7 +142,7 @@ class Entry:
 def admit(group: str, budget: Budget, entries: Sequence[Entry]) -> Admissions:
     """One group's decision: walk its queue's `entries` in order."""
     admitted: list[str] = []
-    waiting: dict[str, str] = {}
+    waiting: dict[str, Wait] = {}
     gangs = 0
     ordered = sorted(entries, key=lambda entry: entry.order)
     for position, entry in enumerate(ordered):
@@ -141,13 +164,13 @@ def admit(group: str, budget: Budget, entries: Sequence[Entry]) -> Admissions:
                     budget.take(request, fixed)
                     admitted.append(pod.key)
                 else:
-                    waiting[pod.key] = f"waiting for quota: {group} {more}"
+                    waiting[pod.key] = Wait(Cause.QUOTA, f"{group} {more}")
             continue
         first = core[0][0].key
-        waiting.update((pod.key, f"waiting for quota: {group} {why}") for pod, _ in entry.pods)
+        waiting.update((pod.key, Wait(Cause.QUOTA, f"{group} {why}")) for pod, _ in entry.pods)
         gangs += bool(entry.gang)
         ahead = f"gang {entry.gang}" if entry.gang else first
-        behind = f"waiting for quota: {ahead} waits first in {group} ({why})"
+        behind = Wait(Cause.QUOTA, f"{ahead} waits first in {group} ({why})")
         for later in ordered[position + 1 :]:
             waiting.update((pod.key, behind) for pod, _ in later.pods)
             gangs += bool(later.gang)
@@ -160,7 +183,7 @@ def admit(group: str, budget: Budget, entries: Sequence[Entry]) -> Admissions:
     )
 
 
-def admissions(engine: QuotaEngine, *, holding: Collection[str] = ()) -> Admissions:
+def admissions(snapshot: Snapshot, *, holding: Collection[str] = ()) -> Admissions:
     """For every group with pods behind the admission gate: which may go now (`admit`).
 
     `holding`: pods the edge admitted a moment ago. Those the scheduler has not bound yet
@@ -168,34 +191,33 @@ def admissions(engine: QuotaEngine, *, holding: Collection[str] = ()) -> Admissi
     after the edge lifted the gates admits nobody twice. An unbound pod not in `holding`
     counts only once bound.
     """
-    store, accounts = engine.store, engine.accounting
-    assert not store.tree_dirty
+    accounts, pods, gated = snapshot.accounts, snapshot.pods, snapshot.gated
     queues: dict[int, list[Entry]] = {}
-    waiting: dict[str, str] = {}
+    waiting: dict[str, Wait] = {}
     counts: dict[str, int] = {}
     gang_counts: dict[str, int] = {}
     gangs: set[str] = set()
-    for key in store.gated.difference(holding):
-        member = store.pods[key]
+    for key in gated - set(holding):
+        member = pods[key]
         gang = member.pod.gang
-        if gang is None or _admitted(store, gang.key, holding):
+        if gang is None or _admitted(snapshot, gang.key, holding):
             queues.setdefault(member.group, []).append(Entry(((member.pod, member.request),)))
         elif gang.key not in gangs:
             gangs.add(gang.key)
             members = sorted(
-                (m for k in store.gangs[gang.key] if not (m := store.pods[k]).pod.terminating),
+                (m for k in snapshot.gangs[gang.key] if not (m := pods[k]).pod.terminating),
                 key=lambda m: queue_order(m.pod),
             )
-            unready = gang_unready(store, gang.key, members)
+            unready = gang_unready(snapshot, gang.key, members)
             if unready is None:
                 entry = Entry(
                     tuple((m.pod, m.request) for m in members),
                     gang.name,
-                    gang_minimum(store, gang.key, members) or 1,
+                    gang_minimum(snapshot, gang.key, members) or 1,
                 )
                 queues.setdefault(member.group, []).append(entry)
             else:
-                waiting.update((m.pod.key, f"waiting: {unready}") for m in members)
+                waiting.update((m.pod.key, Wait(Cause.GANG, unready)) for m in members)
                 names = [accounts.tree.groups[m.group].name for m in members]
                 _add(counts, {name: names.count(name) for name in names})
                 _add(gang_counts, dict.fromkeys(names, 1))
@@ -209,7 +231,7 @@ def admissions(engine: QuotaEngine, *, holding: Collection[str] = ()) -> Admissi
             min=accounts.effective_min[group].tolist(),
             locked=accounts.total[group, accounts.block(NP_USED)].tolist(),
         )
-        for member in store.members[group]:
+        for member in snapshot.members[group]:
             pod = member.pod
             if pod.key in holding and not pod.scheduled:
                 budget.hold(pod.key, member.request, pod.preemptible)
@@ -222,13 +244,14 @@ def admissions(engine: QuotaEngine, *, holding: Collection[str] = ()) -> Admissi
     return Admissions(tuple(admitted), waiting, counts, gang_counts)
 
 
-def _admitted(store: Store, gang: str, holding: Collection[str]) -> bool:
+def _admitted(snapshot: Snapshot, gang: str, holding: Collection[str]) -> bool:
     """Whether any pod of the gang is past the gate (or was admitted a moment ago) and not
     leaving: the pods of a gang being deleted (reclaimed whole, say) do not make the gang's
     new pods single pods; those are admitted together again."""
+    gated, pods = snapshot.gated, snapshot.pods
     return any(
-        (k not in store.gated or k in holding) and not store.pods[k].pod.terminating
-        for k in store.gangs[gang]
+        (k not in gated or k in holding) and not pods[k].pod.terminating
+        for k in snapshot.gangs[gang]
     )
 
 

@@ -11,7 +11,7 @@ Used is compared on the runtime's resources only (a resource the runtime lacks i
 limited). Unlike Koordinator, the working sum is not narrowed to each pod's own resources after
 a subtraction, which could declare a group satisfied while it still exceeds its runtime.
 
-`reclaims` decides, on an engine that has recomputed, the reclaim of every over-used group.
+`reclaims` decides, on a recompute's snapshot, the reclaim of every over-used group.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from ..model import DisruptionBudget, Pod, keys
 from ..numbers import USED, Amounts
-from ..state import Member, QuotaEngine, running_units
+from ..state import Member, Snapshot, running_units
 from ..tree import SYSTEM
 
 
@@ -169,7 +169,7 @@ class GroupReclaim:
 
 
 def reclaims(
-    engine: QuotaEngine,
+    snapshot: Snapshot,
     *,
     leaving: Collection[str] = (),
     now: float = 0.0,
@@ -188,18 +188,17 @@ def reclaims(
     pods) comes after every older one. `only`: that group's plan alone (a round planning
     again after each eviction need not plan every other group over its runtime).
     """
-    store, accounts = engine.store, engine.accounting
-    assert not store.tree_dirty
+    accounts, tree = snapshot.accounts, snapshot.tree
     used = accounts.total[:, accounts.block(USED)]
     over = np.any((used > accounts.runtime) & accounts.has_runtime, axis=1)
-    over[engine.tree.roots] = False
+    over[tree.roots] = False
     over[SYSTEM] = False
     if only is not None:  # (a group gone meanwhile has no plan)
-        over &= np.arange(len(over)) == engine.tree.index.get(only, -1)
+        over &= np.arange(len(over)) == tree.index.get(only, -1)
     plans: dict[str, GroupReclaim] = {}
     width = len(accounts.names)
     budgets: dict[str, list[DisruptionBudget]] = {}
-    for budget in store.budgets.values():
+    for budget in snapshot.budgets.values():
         budgets.setdefault(budget.namespace, []).append(budget)
 
     def covering(pod: Pod) -> tuple[str, ...]:
@@ -213,7 +212,7 @@ def reclaims(
         )
 
     for group in np.flatnonzero(over).tolist():
-        members = [m for m in store.members[group] if m.pod.scheduled]
+        members = [m for m in snapshot.members[group] if m.pod.scheduled]
         going = {m.pod.key for m in members if m.pod.terminating or m.pod.key in leaving}
         returned = [m.request for m in members if m.pod.key in going]
         candidates: list[tuple[bool, Candidate]] = []
@@ -221,11 +220,11 @@ def reclaims(
             if all(
                 m.pod.preemptible
                 and not m.pod.node_pinned  # it would come back on its node at once
-                and engine.capacity_label(m.pod.key) == keys.OVER_QUOTA  # never in-quota ones
+                and snapshot.capacity_label(m.pod.key) == keys.OVER_QUOTA  # never in-quota ones
                 for m in unit
             ):
                 pods = tuple(
-                    Victim(m.pod.key, m.pod.uid, engine.pod_request(m.pod.key), covering(m.pod))
+                    Victim(m.pod.key, m.pod.uid, snapshot.pod_request(m.pod.key), covering(m.pod))
                     for m in unit
                 )
                 gang = unit[0].pod.gang
@@ -235,7 +234,7 @@ def reclaims(
         still_used = used[group] - np.array(returned, dtype=np.int64).reshape(
             len(returned), width
         ).sum(axis=0)
-        status = engine.status(accounts.tree.groups[group].name)
+        status = snapshot.status(tree.groups[group].name)
         plans[status.name] = GroupReclaim(
             group=status.name,
             used=dict(status.used),
@@ -246,7 +245,7 @@ def reclaims(
             limited=tuple(accounts.has_runtime[group].tolist()),
             resources=accounts.names,
             allowed={
-                name: store.budgets[name].allowed
+                name: snapshot.budgets[name].allowed
                 for _, candidate in candidates
                 for pod in candidate.pods
                 for name in pod.budgets
@@ -256,11 +255,11 @@ def reclaims(
 
 
 def reclaim_plan(
-    engine: QuotaEngine, *, keep: Collection[str] = (), leaving: Collection[str] = ()
+    snapshot: Snapshot, *, keep: Collection[str] = (), leaving: Collection[str] = ()
 ) -> dict[str, list[str]]:
     """For each group whose used exceeds its runtime: the pods to evict, in order, only ever
     over-quota ones (`reclaims`, with the `keep` pods refused)."""
     return {
         name: [key for victim in plan.victims(keep) for key in victim.keys]
-        for name, plan in reclaims(engine, leaving=leaving).items()
+        for name, plan in reclaims(snapshot, leaving=leaving).items()
     }

@@ -1,6 +1,6 @@
 """Why: the reasons behind a pod's group, label, wait and eviction, and behind a group's runtime.
 
-Read from an engine that has recomputed, in words a user can check against the objects: every
+Read from a recompute's snapshot, in words a user can check against the objects: every
 number is a canonical quantity, every rule is the one the engine applied. `kubectl eq explain`
 and `elastic-quota simulate --explain` print these lines.
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..decisions import admissions, queue_order, reclaims
 from ..model import GroupStatus, format_quantity
-from ..state import QuotaEngine
+from ..state import Snapshot
 from ..tree import pool_root
 from .views import GangView, gang_view
 
@@ -60,31 +60,31 @@ class Explanation:
         return "\n".join([self.subject, *(f"  {line}" for line in self.lines)])
 
 
-def explain_pod(engine: QuotaEngine, key: str) -> Explanation:
+def explain_pod(snapshot: Snapshot, key: str) -> Explanation:
     """The pod's group and how it was chosen, its gang, its label and why, its wait, its
     eviction."""
-    pod = engine.pod(key)
+    pod = snapshot.pod(key)
     if pod is None:
         raise KeyError(f"no pod {key} (or it has finished)")
-    catalog = engine.tree.catalog
+    catalog = snapshot.tree.catalog
     found = catalog.membership(pod)
     group = found.group
-    lines = [f"group: {group} ({found.how})", *_tree(engine, engine.status(group).tree)]
+    lines = [f"group: {group} ({found.how})", *_tree(snapshot, snapshot.status(group).tree)]
     if found.problem is not None:
         lines.append(f"problem: {found.problem.field}: {found.problem.message}")
-    gang = None if pod.gang is None else gang_view(engine, pod.gang.key)
+    gang = None if pod.gang is None else gang_view(snapshot, pod.gang.key)
     if gang is not None:
         lines += _gang(gang)
-    label = engine.capacity_label(key)
+    label = snapshot.capacity_label(key)
     if label is not None:
-        lines.append(_standing(engine, key, group, label))
+        lines.append(_standing(snapshot, key, group, label))
     elif pod.gated:
-        lines += _waiting(engine, key, group, gang)
+        lines += _waiting(snapshot, key, group, gang)
     elif not pod.scheduled:
         lines.append("pending: not bound to a node yet, so it has no capacity label")
     else:
         lines.append(f"no capacity label: {group} is outside quota")
-    lines += _reclaim(engine, key, group)
+    lines += _reclaim(snapshot, key, group)
     return Explanation(f"pod {key}", tuple(lines))
 
 
@@ -114,12 +114,12 @@ def _gang(gang: GangView) -> list[str]:
     return lines
 
 
-def _standing(engine: QuotaEngine, key: str, group: str, label: str) -> str:
+def _standing(snapshot: Snapshot, key: str, group: str, label: str) -> str:
     """The running sum of the group's scheduled pods up to this one against its effective min."""
-    status = engine.status(group)
+    status = snapshot.status(group)
     running: dict[str, int] = {}
     ahead = 0
-    for other, request in engine.group_pods(group):
+    for other, request in snapshot.group_pods(group):
         if not other.scheduled:
             continue
         _add(running, request)
@@ -150,16 +150,16 @@ class _Place:
     gang: str = ""
 
 
-def _queue(engine: QuotaEngine, group: str) -> list[_Place]:
+def _queue(snapshot: Snapshot, group: str) -> list[_Place]:
     """The group's queue: each pod behind the gate, a gang not admitted yet in one place (its
     most important pod's); a gang that cannot be judged yet takes none."""
     places: list[_Place] = []
     seen: set[str] = set()
-    gated = sorted((pod for pod, _ in engine.group_pods(group) if pod.gated), key=queue_order)
+    gated = sorted((pod for pod, _ in snapshot.group_pods(group) if pod.gated), key=queue_order)
     for pod in gated:
         if pod.gang is not None and pod.gang.key in seen:
             continue
-        gang = None if pod.gang is None else gang_view(engine, pod.gang.key)
+        gang = None if pod.gang is None else gang_view(snapshot, pod.gang.key)
         if gang is None or gang.admitted:  # a member of an admitted gang goes alone
             places.append(_Place((pod.key,), (pod.key,)))
             continue
@@ -169,16 +169,17 @@ def _queue(engine: QuotaEngine, group: str) -> list[_Place]:
     return places
 
 
-def _waiting(engine: QuotaEngine, key: str, group: str, gang: GangView | None) -> list[str]:
+def _waiting(snapshot: Snapshot, key: str, group: str, gang: GangView | None) -> list[str]:
     """Its place in the group's queue, why it waits, and what would let it in."""
-    decision = admissions(engine)
-    reason = decision.waiting.get(key)
+    decision = admissions(snapshot)
+    wait = decision.waiting.get(key)
+    reason = None if wait is None else wait.message
     if gang is not None and not gang.admitted and gang.unready is not None:
         return [
             f"waiting: its gang cannot be judged yet, so it takes no place in {group}'s queue",
             reason or gang.unready,
         ]
-    queue = _queue(engine, group)
+    queue = _queue(snapshot, group)
     place = next(i for i, p in enumerate(queue) if key in p.keys)
     lines = [f"waiting: {_ordinal(place + 1)} of {len(queue)} behind the admission gate of {group}"]
     if any(p.gang for p in queue):
@@ -186,11 +187,11 @@ def _waiting(engine: QuotaEngine, key: str, group: str, gang: GangView | None) -
             f"waiting: {_ordinal(place + 1)} of {len(queue)} places behind the admission gate "
             f"of {group} (a gang takes one place, its most important pod's)"
         )
-    status = engine.status(group)
+    status = snapshot.status(group)
     core = queue[place].core
     together = core if key in core else (*core, key)
     if queue[place].gang and key in core:
-        lines.append(_room(engine, status, queue, place, set(decision.admitted)))
+        lines.append(_room(snapshot, status, queue, place, set(decision.admitted)))
     elif queue[place].gang:
         lines.append(
             f"beyond the first {len(core)} of its gang: it goes alone, right after them, if "
@@ -206,9 +207,9 @@ def _waiting(engine: QuotaEngine, key: str, group: str, gang: GangView | None) -
     needed: dict[str, int] = dict(status.used)
     for ahead in queue[:place]:
         for other in ahead.core:
-            _add(needed, engine.pod_request(other))
+            _add(needed, snapshot.pod_request(other))
     for other in together:
-        _add(needed, engine.pod_request(other))
+        _add(needed, snapshot.pod_request(other))
     runtime = status.runtime or {}
     missing = {k: needed.get(k, 0) - v for k, v in runtime.items() if needed.get(k, 0) > v}
     lines.append(reason)
@@ -221,7 +222,7 @@ def _waiting(engine: QuotaEngine, key: str, group: str, gang: GangView | None) -
 
 
 def _room(
-    engine: QuotaEngine,
+    snapshot: Snapshot,
     status: GroupStatus,
     queue: Sequence[_Place],
     place: int,
@@ -229,8 +230,8 @@ def _room(
 ) -> str:
     """A gang's request against the room its group has left when its turn comes: the runtime
     less used and less what the same decision admits ahead of it."""
-    request = _summed(engine, queue[place].core)
-    ahead = _summed(engine, [k for p in queue[:place] for k in p.keys if k in admitted])
+    request = _summed(snapshot, queue[place].core)
+    ahead = _summed(snapshot, [k for p in queue[:place] for k in p.keys if k in admitted])
     count = len(queue[place].core)
     text = (
         f"gang request: {_shown(request)} for its first {count} pods, all admitted together "
@@ -247,17 +248,17 @@ def _room(
     )
 
 
-def _summed(engine: QuotaEngine, keys: Iterable[str]) -> dict[str, int]:
+def _summed(snapshot: Snapshot, keys: Iterable[str]) -> dict[str, int]:
     total: dict[str, int] = {}
     for key in keys:
-        _add(total, engine.pod_request(key))
+        _add(total, snapshot.pod_request(key))
     return total
 
 
-def _reclaim(engine: QuotaEngine, key: str, group: str) -> list[str]:
+def _reclaim(snapshot: Snapshot, key: str, group: str) -> list[str]:
     """Its place in its group's reclaim plan, if reclaim would evict it now; a gang goes
     whole, in one eviction."""
-    plan = reclaims(engine).get(group)
+    plan = reclaims(snapshot).get(group)
     victims = [] if plan is None else plan.victims()
     taken = next((i for i, v in enumerate(victims) if key in v.keys), None)
     if plan is None or taken is None:
@@ -279,10 +280,10 @@ def _reclaim(engine: QuotaEngine, key: str, group: str) -> list[str]:
     ]
 
 
-def explain_group(engine: QuotaEngine, name: str) -> Explanation:
+def explain_group(snapshot: Snapshot, name: str) -> Explanation:
     """How the group's runtime was reached, and who lends to it and borrows from it."""
-    status = engine.status(name)
-    lines = [f"parent: {status.parent or 'none (the root)'}", *_tree(engine, status.tree)]
+    status = snapshot.status(name)
+    lines = [f"parent: {status.parent or 'none (the root)'}", *_tree(snapshot, status.tree)]
     scaled = status.effective_min != status.min
     lines.append(
         f"min {_shown(status.min)}"
@@ -295,16 +296,16 @@ def explain_group(engine: QuotaEngine, name: str) -> Explanation:
     else:
         lines += [_runtime_line(status, k) for k in sorted(status.runtime)]
     if status.parent is not None:
-        lines += _neighbours(engine, name, status.parent)
+        lines += _neighbours(snapshot, name, status.parent)
     return Explanation(f"group {name}", tuple(lines))
 
 
-def _tree(engine: QuotaEngine, tree_id: str) -> list[str]:
+def _tree(snapshot: Snapshot, tree_id: str) -> list[str]:
     """Which quota tree, and the total it splits: said once there are node pools."""
-    catalog = engine.tree.catalog
+    catalog = snapshot.tree.catalog
     if not catalog.pools and not tree_id:
         return []
-    total = engine.status(pool_root(engine.config, tree_id)).runtime
+    total = snapshot.status(pool_root(snapshot.config, tree_id)).runtime
     if not tree_id:
         return [
             "tree: the default one, on what the node pools leave of the cluster less what the "
@@ -344,11 +345,11 @@ def _runtime_line(status: GroupStatus, resource: str) -> str:
     return text
 
 
-def _neighbours(engine: QuotaEngine, name: str, parent: str) -> list[str]:
+def _neighbours(snapshot: Snapshot, name: str, parent: str) -> list[str]:
     """Siblings lending idle min, and the ones using above their min (borrowed)."""
     lending: list[str] = []
     borrowing: list[str] = []
-    for sibling in engine.statuses():
+    for sibling in snapshot.statuses():
         if sibling.parent != parent or sibling.runtime is None:
             continue
         idle, above = sibling.lent, sibling.borrowed

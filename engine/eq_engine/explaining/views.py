@@ -2,7 +2,7 @@
 its summed request, how far it got through the admission gate, and what keeps it from being
 judged.
 
-Pure reads of an engine that has recomputed (its store's gang index and PodGroups), for
+Pure reads of a recompute's snapshot (its gang index and PodGroups), for
 `explain` and the CLI's reports; the decisions are `admission.py`'s, and a view repeats none of
 them. A gang of 4 pods of 500m, minimum 4, none admitted: `pods` the 4 keys in queue order,
 `request` cpu 2, `core_request` cpu 2 (its first 4 pods, which go together), `gated` all 4.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..decisions import queue_order
 from ..model import POD_GROUP_KINDS, PodGroupKind, gangs
-from ..state import Member, QuotaEngine, gang_minimum, gang_problem, gang_unready
+from ..state import Member, Snapshot, gang_minimum, gang_problem, gang_unready
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +48,7 @@ class GangView:
     minimum, fewer pods than its minimum); None: it can."""
     problem: str | None
     """What is wrong with the gang itself (split across groups, a missing or malformed
-    minimum), as `QuotaEngine.problems` reports it; None: nothing."""
+    minimum), as `Snapshot.problems` reports it; None: nothing."""
 
     @property
     def admitted(self) -> bool:
@@ -56,17 +56,18 @@ class GangView:
         return len(self.gated) < len(self.pods)
 
 
-def gang_view(engine: QuotaEngine, key: str) -> GangView:
+def gang_view(snapshot: Snapshot, key: str) -> GangView:
     """The gang `key` (`gangs.GangRef.key`) as the engine holds it; KeyError: no pod names it."""
-    store = engine.store
-    members = sorted((store.pods[k] for k in store.gangs[key]), key=lambda m: queue_order(m.pod))
-    minimum = gang_minimum(store, key, members)
-    groups = tuple(sorted({engine.tree.groups[m.group].name for m in members}))
-    unready = gang_unready(store, key, members)
+    members = sorted(
+        (snapshot.pods[k] for k in snapshot.gangs[key]), key=lambda m: queue_order(m.pod)
+    )
+    minimum = gang_minimum(snapshot, key, members)
+    groups = tuple(sorted({snapshot.tree.groups[m.group].name for m in members}))
+    unready = gang_unready(snapshot, key, members)
     if len(groups) > 1:
         problem = unready
     elif minimum is None:
-        problem = gang_problem(store, key, members)
+        problem = gang_problem(snapshot, key, members)
     else:
         problem = None
     keys = tuple(m.pod.key for m in members)
@@ -79,25 +80,25 @@ def gang_view(engine: QuotaEngine, key: str) -> GangView:
         pods=keys,
         minimum=minimum,
         minimum_from=_minimum_from(key, members),
-        gated=tuple(k for k in keys if k in store.gated),
+        gated=tuple(k for k in keys if k in snapshot.gated),
         bound=sum(bool(m.pod.node_name) for m in members),
-        request=_summed(engine, keys),
-        core_request=_summed(engine, core),
+        request=_summed(snapshot, keys),
+        core_request=_summed(snapshot, core),
         unready=unready,
         problem=problem,
     )
 
 
-def gang_views(engine: QuotaEngine) -> Iterator[GangView]:
+def gang_views(snapshot: Snapshot) -> Iterator[GangView]:
     """Every gang the engine holds, by key."""
-    for key in sorted(engine.store.gangs):
-        yield gang_view(engine, key)
+    for key in sorted(snapshot.gangs):
+        yield gang_view(snapshot, key)
 
 
-def _summed(engine: QuotaEngine, keys: Sequence[str]) -> dict[str, int]:
+def _summed(snapshot: Snapshot, keys: Sequence[str]) -> dict[str, int]:
     total: dict[str, int] = {}
     for key in keys:
-        for name, amount in engine.pod_request(key).items():
+        for name, amount in snapshot.pod_request(key).items():
             total[name] = total.get(name, 0) + amount
     return total
 

@@ -24,7 +24,7 @@ from ..model import (
     ResourceList,
     format_quantity,
 )
-from ..state import QuotaEngine
+from ..state import QuotaEngine, Snapshot
 
 Object = Quota | Pod | Node | PodGroup | DisruptionBudget
 Objects = Sequence[Object]
@@ -55,9 +55,9 @@ class WhatIf:
         return out or ["no difference"]
 
 
-def _engine(
+def _recomputed(
     config: EngineConfig, capacity: ResourceList | None, objects: Iterable[Object]
-) -> QuotaEngine:
+) -> Snapshot:
     engine = QuotaEngine(config)
     for obj in objects:
         if isinstance(obj, Quota):
@@ -71,8 +71,7 @@ def _engine(
         else:
             engine.set_disruption_budget(obj)
     engine.set_capacity(capacity)
-    engine.recompute()
-    return engine
+    return engine.recompute()
 
 
 def _identity(obj: Object) -> tuple[str, str]:
@@ -89,8 +88,8 @@ def what_if(
 ) -> WhatIf:
     """The difference `changes` (applied over `cluster`, same kind and name replaced) make."""
     replaced = {_identity(obj) for obj in changes}
-    before = _engine(config, capacity, cluster)
-    after = _engine(
+    before = _recomputed(config, capacity, cluster)
+    after = _recomputed(
         config, capacity, [*(o for o in cluster if _identity(o) not in replaced), *changes]
     )
     runtimes = []
@@ -105,11 +104,11 @@ def what_if(
                 runtimes.append(
                     f"{status.name} {resource}: {_q(resource, was)} -> {_q(resource, now)}"
                 )
-    labels_before = {pod.key: label for pod, _, label in before.pods()}
+    labels_before = {key: member.label for key, member in before.pods.items()}
     labels = [
-        f"{pod.key}: {labels_before.get(pod.key) or 'none'} -> {label or 'none'}"
-        for pod, _, label in sorted(after.pods(), key=lambda entry: entry[0].key)
-        if labels_before.get(pod.key) != label
+        f"{key}: {labels_before.get(key) or 'none'} -> {member.label or 'none'}"
+        for key, member in sorted(after.pods.items())
+        if labels_before.get(key) != member.label
     ]
     planned = {key for keys in reclaim_plan(before).values() for key in keys}
     evicted = [key for keys in reclaim_plan(after).values() for key in keys if key not in planned]
@@ -124,7 +123,7 @@ def what_if(
     )
 
 
-def _verdicts(before: QuotaEngine, cluster: Objects, changes: Objects) -> Iterable[str]:
+def _verdicts(before: Snapshot, cluster: Objects, changes: Objects) -> Iterable[str]:
     """What the webhook would answer, each change judged against the cluster as it is."""
     catalog = before.tree.catalog
     existing = {q.ref: q for q in cluster if isinstance(q, Quota)}

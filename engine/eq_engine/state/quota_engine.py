@@ -1,24 +1,25 @@
 """The quota engine: cluster objects in, group numbers and pod labels out, incrementally.
 
 `QuotaEngine` is what the edges hold. They feed it events (`set_quota`, `set_pod`,
-`remove_pod`, `set_node`, ...) and call `recompute()`, which returns only what changed. A pod
+`remove_pod`, `set_node`, ...) and call `recompute()`, which hands back a `Snapshot`: only what
+changed, and the state the decisions read, good until the next event. A pod
 event touches its group and the path to the root (requests and used go up), then the splits
 whose inputs moved (runtime goes down); a quota event rebuilds the tree (keeping the pods
 placed when only its numbers moved). Each gives exactly the numbers of a recompute from
 scratch. The work is done by its parts, one job each:
 
-- `state.Store`: the objects fed in, which group each pod counts in, what changed since;
-- `accounting.Accounting`: the numbers of every group of one tree, and the two sweeps;
+- `store.Store`: the objects fed in, which group each pod counts in, what changed since;
+- `numbers.Accounting`: the numbers of every group of one tree, and the two sweeps;
 - `classification.Labels`: the pods' capacity labels;
 - `publishing.Publisher`: the statuses the edges read.
 
-Reclaim plans and admission decisions are functions of an engine that has recomputed
-(`reclaim.reclaims`, `admission.admissions`).
+Reclaim plans and admission decisions are functions of a snapshot (`decisions.reclaims`,
+`decisions.admissions`); nothing outside this package reaches the store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Set
 
 from ..model import (
     Changes,
@@ -37,6 +38,7 @@ from ..tree import DEFAULT, SYSTEM, Tree, build_tree, checks
 from .classification import Labels, importance
 from .pod_groups import gang_problems
 from .publishing import Publisher
+from .snapshot import Snapshot
 from .store import Store
 
 
@@ -51,16 +53,6 @@ class QuotaEngine:
 
     def _accounting(self, tree: Tree, names: tuple[str, ...]) -> Accounting:
         return Accounting(tree, names, min_scaling=self.config.min_scaling)
-
-    @property
-    def store(self) -> Store:
-        """The pods and groups, for the queries of `reclaim.py` and `admission.py`: read only."""
-        return self._store
-
-    @property
-    def accounting(self) -> Accounting:
-        """The numbers of the current tree, for the same queries: read only."""
-        return self._store.accounts
 
     # ---------------------------------------------------------------- events
 
@@ -164,6 +156,10 @@ class QuotaEngine:
         """The pods the engine holds."""
         return self._store.pods.keys()
 
+    def gang_keys(self) -> Set[str]:
+        """The gangs the engine holds (`source:namespace/name`)."""
+        return self._store.gangs.keys()
+
     def held_label(self, pod_key: str) -> str | None:
         """The capacity label the pod holds in the cluster, as last fed (KeyError: not held)."""
         return self._store.pods[pod_key].held
@@ -196,8 +192,12 @@ class QuotaEngine:
 
     # ---------------------------------------------------------------- recompute
 
-    def recompute(self) -> Changes:
-        """Bring every number and label up to date; return what changed since the last call."""
+    def recompute(self) -> Snapshot:
+        """Bring every number and label up to date; hand back what changed since the last call
+        with the state the decisions read."""
+        return Snapshot(self, self._store, self._recompute())
+
+    def _recompute(self) -> Changes:
         store = self._store
         if store.tree_dirty:
             return self._rebuild()

@@ -65,6 +65,8 @@ class Store:
         """Per group: its own pods, in the order they came (a dict holds a group's few members
         in about half the memory of a set)."""
         self._vectors: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self.version = 0
+        """Counts the events that changed something: a snapshot is good while it stands still."""
         self.tree_dirty = True
         self.settings_dirty = False
         """Only groups' numbers moved: the tree is built again, the pods stay placed."""
@@ -84,6 +86,7 @@ class Store:
         old = self.quotas.get(key)
         if old == quota:
             return
+        self.version += 1
         self.quotas[key] = quota
         if old is None or _shape(old) != _shape(quota) or not self._has_columns(quota):
             self.tree_dirty = True
@@ -95,11 +98,13 @@ class Store:
 
     def remove_quota(self, namespace: str, name: str) -> None:
         if self.quotas.pop((namespace, name), None) is not None:
+            self.version += 1
             self.tree_dirty = True
 
     def set_node(self, node: Node) -> None:
         old = self._nodes.get(node.name)
         if old != node.allocatable:
+            self.version += 1
             self._add_allocatable(old or {}, -1)
             self._add_allocatable(node.allocatable, +1)
             self._nodes[node.name] = node.allocatable
@@ -108,6 +113,7 @@ class Store:
     def remove_node(self, name: str) -> None:
         old = self._nodes.pop(name, None)
         if old is not None:
+            self.version += 1
             self._add_allocatable(old, -1)
             self.capacity_dirty = True
 
@@ -121,6 +127,7 @@ class Store:
 
     def set_capacity(self, capacity: ResourceList | None) -> None:
         """Use `capacity` as the cluster's total instead of the nodes' allocatable sum."""
+        self.version += 1
         self._capacity_override = capacity
         self._capacity_changed(capacity or {})
 
@@ -146,6 +153,7 @@ class Store:
             # held is kept, as a long-lived object replaced on every echo scatters the heap.
             old.held = held
             return
+        self.version += 1
         if pod.gated:
             self.gated.add(pod.key)
         else:
@@ -174,6 +182,7 @@ class Store:
             self.dirty_members.add(member.group)
 
     def remove_pod(self, key: str) -> None:
+        self.version += 1
         member = self.pods.pop(key, None)
         self.pod_problems.pop(key, None)
         self.gated.discard(key)
@@ -190,15 +199,19 @@ class Store:
                 del self.gangs[pod.gang.key]
 
     def set_pod_group(self, group: PodGroup) -> None:
+        self.version += 1
         self.pod_groups[group.key] = group
 
     def remove_pod_group(self, key: str) -> None:
+        self.version += 1
         self.pod_groups.pop(key, None)
 
     def set_disruption_budget(self, budget: DisruptionBudget) -> None:
+        self.version += 1
         self.budgets[budget.key] = budget
 
     def remove_disruption_budget(self, key: str) -> None:
+        self.version += 1
         self.budgets.pop(key, None)
 
     def regroup(self, accounts: Accounting) -> None:
