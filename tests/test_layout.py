@@ -96,3 +96,22 @@ def test_each_sub_package_says_what_it_must_not_do_and_exports_what_it_imports(f
         for alias in node.names
     }
     assert set(importlib.import_module(f"eq_engine.{face}").__all__) == bound
+
+
+def test_the_engines_sub_packages_import_one_another_only_through_their_faces():
+    strays = []
+    for face in FACES:
+        for path in sorted((ENGINE / face).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if not isinstance(node, ast.ImportFrom) or node.level != 2:
+                    continue
+                target = node.module or ""
+                exported = (
+                    set(importlib.import_module(f"eq_engine.{target}").__all__)
+                    if target in FACES
+                    else set()
+                )
+                names = {alias.name for alias in node.names}
+                if not names <= exported:
+                    strays.append(f"{path.relative_to(REPO)}:{node.lineno}: ..{target} {names}")
+    assert strays == []

@@ -182,7 +182,8 @@ class Store:
             self.dirty_members.add(member.group)
 
     def remove_pod(self, key: str) -> None:
-        self.version += 1
+        if key in self.pods or key in self.pod_problems or key in self.gated:
+            self.version += 1
         member = self.pods.pop(key, None)
         self.pod_problems.pop(key, None)
         self.gated.discard(key)
