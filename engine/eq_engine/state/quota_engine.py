@@ -35,14 +35,15 @@ from ..model import (
 )
 from ..numbers import USED, Accounting, columns
 from ..tree import DEFAULT, SYSTEM, Tree, build_tree, checks
-from .classification import Labels, importance
+from .classification import Labels
 from .pod_groups import gang_problems
 from .publishing import Publisher
+from .queries import Queries
 from .snapshot import Snapshot
 from .store import Store
 
 
-class QuotaEngine:
+class QuotaEngine(Queries):
     """Every rule of the quota accounting, on state fed in by events. No I/O."""
 
     def __init__(self, config: EngineConfig | None = None) -> None:
@@ -50,6 +51,9 @@ class QuotaEngine:
         self._store = Store(self._accounting(build_tree((), self.config), ()))
         self._labels = Labels()
         self._publisher = Publisher()
+
+    def _state(self) -> tuple[Store, Publisher]:
+        return self._store, self._publisher
 
     def _accounting(self, tree: Tree, names: tuple[str, ...]) -> Accounting:
         return Accounting(tree, names, min_scaling=self.config.min_scaling)
@@ -106,10 +110,6 @@ class QuotaEngine:
     # ---------------------------------------------------------------- queries
 
     @property
-    def tree(self) -> Tree:
-        return self._store.accounts.tree
-
-    @property
     def problems(self) -> list[Problem]:
         """What is wrong with the configuration: the links the tree repaired, every rule the
         admission webhook enforces (`checks.audit`), then the pods' problems, sorted."""
@@ -118,35 +118,6 @@ class QuotaEngine:
             *checks.audit(self.tree.catalog),
             *sorted([*self._store.pod_problems.values(), *gang_problems(self._store)]),
         ]
-
-    def capacity(self) -> dict[str, int]:
-        """The cluster's total: the override, or the sum of every node's allocatable."""
-        return self._store.capacity()
-
-    def status(self, name: str) -> GroupStatus:
-        return self._publisher.status(name)
-
-    def statuses(self) -> Iterator[GroupStatus]:
-        """Every group, in tree order: root, system, default, then level by level (none before
-        the first recompute). Safe to read from another thread (the metrics' scrape) while the
-        engine recomputes: each status is replaced whole, never changed."""
-        return self._publisher.statuses(self.tree.groups)
-
-    def pod_request(self, pod_key: str) -> dict[str, int]:
-        """What the pod counts for in its group: its request on the group's resources."""
-        member = self._store.pods[pod_key]
-        names = self._store.accounts.names
-        return {n: v for n, v in zip(names, member.request, strict=True) if v}
-
-    def pod(self, pod_key: str) -> Pod | None:
-        """The pod as the engine knows it; None when it is gone (or finished)."""
-        member = self._store.pods.get(pod_key)
-        return None if member is None else member.pod
-
-    def capacity_label(self, pod_key: str) -> str | None:
-        """The pod's `in-quota`/`over-quota` label; None while pending, finished or unknown."""
-        member = self._store.pods.get(pod_key)
-        return None if member is None else member.label
 
     def holds(self, pod_key: str) -> bool:
         """Whether the engine holds the pod: fed, readable and not finished."""
@@ -176,14 +147,6 @@ class QuotaEngine:
         tree = self.tree
         return tree.groups[tree.index[name]].allow_lent
 
-    def group_pods(self, name: str) -> list[tuple[Pod, dict[str, int]]]:
-        """The group's own pods with what each counts for, most important first (the order of
-        the capacity labels; reclaim walks it backwards)."""
-        members = sorted(
-            self._store.members[self.tree.index[name]], key=lambda m: importance(m.pod)
-        )
-        return [(m.pod, self.pod_request(m.pod.key)) for m in members]
-
     def pods(self) -> Iterator[tuple[Pod, str, str | None]]:
         """Every pod with its group and capacity label (`None` while pending)."""
         groups = self.tree.groups
@@ -195,7 +158,8 @@ class QuotaEngine:
     def recompute(self) -> Snapshot:
         """Bring every number and label up to date; hand back what changed since the last call
         with the state the decisions read."""
-        return Snapshot(self, self._store, self._recompute())
+        changes = self._recompute()
+        return Snapshot(changes, self.config, self._store, self._publisher)
 
     def _recompute(self) -> Changes:
         store = self._store

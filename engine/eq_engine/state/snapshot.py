@@ -11,105 +11,68 @@ of another.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence, Set
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence, Set
 
-from ..model import Changes, DisruptionBudget, EngineConfig, GroupStatus, Pod, PodGroup
+from ..model import Changes, DisruptionBudget, EngineConfig, PodGroup
 from ..numbers import Accounting
-from ..tree import Tree
+from .publishing import Publisher
+from .queries import Queries
 from .store import Member, Store
-
-if TYPE_CHECKING:
-    from .quota_engine import QuotaEngine
 
 
 class StaleSnapshot(RuntimeError):
     """The engine took an event after this snapshot: recompute, and decide on the new one."""
 
 
-class Snapshot:
+class Snapshot(Queries):
     """The engine as its last recompute left it, good until its next event."""
 
-    __slots__ = ("_engine", "_store", "_version", "changes")
+    __slots__ = ("_publisher", "_store", "_version", "changes", "config")
 
-    def __init__(self, engine: QuotaEngine, store: Store, changes: Changes) -> None:
+    def __init__(
+        self, changes: Changes, config: EngineConfig, store: Store, publisher: Publisher
+    ) -> None:
         self.changes = changes
         """What this recompute changed: the groups' statuses and the pods' labels to write."""
-        self._engine, self._store, self._version = engine, store, store.version
+        self.config = config
+        self._store, self._publisher, self._version = store, publisher, store.version
 
-    def _fresh(self) -> Store:
-        store = self._store
-        if store.version != self._version:
+    def _state(self) -> tuple[Store, Publisher]:
+        if self._store.version != self._version:
             raise StaleSnapshot("the engine took an event since this snapshot: recompute first")
-        return store
-
-    @property
-    def config(self) -> EngineConfig:
-        return self._engine.config
-
-    @property
-    def tree(self) -> Tree:
-        return self._fresh().accounts.tree
+        return self._store, self._publisher
 
     @property
     def accounts(self) -> Accounting:
         """Every group's numbers (request, used, runtime) on the current tree."""
-        return self._fresh().accounts
+        return self._state()[0].accounts
 
     @property
     def pods(self) -> Mapping[str, Member]:
         """Every pod that has not finished, by `namespace/name`."""
-        return self._fresh().pods
+        return self._state()[0].pods
 
     @property
     def members(self) -> Sequence[Mapping[Member, None]]:
         """Per group (by index in `tree.groups`): its own pods, in the order they came."""
-        return self._fresh().members
+        return self._state()[0].members
 
     @property
     def gated(self) -> Set[str]:
         """The pods waiting behind the admission gate."""
-        return self._fresh().gated
+        return self._state()[0].gated
 
     @property
     def gangs(self) -> Mapping[str, Set[str]]:
         """Gang key (`source:namespace/name`) to its pods."""
-        return self._fresh().gangs
+        return self._state()[0].gangs
 
     @property
     def pod_groups(self) -> Mapping[str, PodGroup]:
         """PodGroup objects by gang key."""
-        return self._fresh().pod_groups
+        return self._state()[0].pod_groups
 
     @property
     def budgets(self) -> Mapping[str, DisruptionBudget]:
         """PodDisruptionBudgets by `namespace/name`."""
-        return self._fresh().budgets
-
-    def capacity(self) -> dict[str, int]:
-        self._fresh()
-        return self._engine.capacity()
-
-    def pod(self, key: str) -> Pod | None:
-        self._fresh()
-        return self._engine.pod(key)
-
-    def status(self, name: str) -> GroupStatus:
-        self._fresh()
-        return self._engine.status(name)
-
-    def statuses(self) -> Iterator[GroupStatus]:
-        self._fresh()
-        return self._engine.statuses()
-
-    def pod_request(self, key: str) -> dict[str, int]:
-        self._fresh()
-        return self._engine.pod_request(key)
-
-    def capacity_label(self, key: str) -> str | None:
-        self._fresh()
-        return self._engine.capacity_label(key)
-
-    def group_pods(self, name: str) -> list[tuple[Pod, dict[str, int]]]:
-        self._fresh()
-        return self._engine.group_pods(name)
+        return self._state()[0].budgets
