@@ -105,6 +105,14 @@ def main(argv: list[str]) -> int:
             print(f"go {pinned.go} or newer; cache {cache_root() / pinned.key}")
             return 0
         if arguments.command == "build":
+            cached = Built(cache_root() / versions().key)
+            if cached.complete():
+                record = json.loads((cached.root / "built.json").read_text())
+                print(
+                    f"control plane: reusing {cached.bin} (built with {record['go']} in "
+                    f"{record['total_seconds']:.0f} s)",
+                    file=sys.stderr,
+                )
             print(build().bin)
             return 0
         return _run(arguments)
