@@ -20,10 +20,9 @@ from eq_engine import EngineConfig, format_resource_list
 from eq_engine.model import keys
 from eq_kit.backoff import Backoff
 from eq_kit.caching import QUOTAS
-from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http
-from eq_kit.throttling import TokenBucket
 
 from .logs import logger
+from .sending import Conflict, Done, NotDone, Sender
 from .view import ClusterView, until_shown
 
 
@@ -51,13 +50,12 @@ def builtin_objects(config: EngineConfig) -> list[dict[str, Any]]:
 class Builtins:
     def __init__(
         self,
-        http: Http,
-        limiter: TokenBucket,
+        sender: Sender,
         view: ClusterView,
         config: EngineConfig,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._http, self._limiter, self._view, self._clock = http, limiter, view, clock
+        self._sender, self._view, self._clock = sender, view, clock
         self._objects = builtin_objects(config)
         self._namespace = config.namespace
         self._retry = Backoff(first=1.0, cap=5.0)  # a reflector's pace, capped low: readiness waits
@@ -81,27 +79,24 @@ class Builtins:
             name = body["metadata"]["name"]
             if name not in missing:
                 continue
-            try:
-                await self._limiter.acquire()
-                await self._http.send("POST", path, body)
-                logger.info("created the built-in group %s/%s", self._namespace, name)
-            except ApiError as error:
-                if error.status != 409:  # 409: created meanwhile, the watch will show it
-                    self._failed(name, error)
+            match await self._sender.send("POST", path, body):
+                case Done():
+                    logger.info("created the built-in group %s/%s", self._namespace, name)
+                case Conflict():
+                    pass  # created meanwhile: the watch will show it
+                case failure:
+                    self._failed(name, failure)
                     return
-            except TRANSPORT_ERRORS as error:
-                self._failed(name, error)
-                return
         self._retry.reset()
         await until_shown(lambda: not self.missing())
 
-    def _failed(self, name: str, error: Exception) -> None:
+    def _failed(self, name: str, failure: NotDone) -> None:
         now = self._clock()
         self._retry.failed(now)
         logger.warning(
             "could not create the built-in group %s/%s (%r); trying again in %.1fs",
             self._namespace,
             name,
-            error,
+            failure.error,
             self._retry.not_before - now,
         )

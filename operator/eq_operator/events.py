@@ -26,14 +26,12 @@ import datetime
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http
-from eq_kit.throttling import TokenBucket
+from eq_kit.kube import MERGE
 
 from .logs import logger
+from .sending import Done, Gone, Rank, Sender
 from .view import Ref
-from .writing import Rank
 
 COMPONENT = "elastic-quota-operator"
 REFRESH = 30.0
@@ -75,14 +73,8 @@ class _Occurrence:
 
 
 class Recorder:
-    def __init__(
-        self,
-        http: Http,
-        limiter: TokenBucket,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._http, self._limiter, self._clock = http, limiter, clock
+    def __init__(self, sender: Sender, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._api, self._clock = sender, clock
         self._series: collections.OrderedDict[Key, Series] = collections.OrderedDict()
         self._outbox: collections.deque[_Occurrence | Key] = collections.deque()
         """Occurrences to send, and series whose count is due to be written, in order."""
@@ -174,40 +166,31 @@ class Recorder:
             "lastTimestamp": now,
             "count": 1,
         }
-        created = await self._send(ref, "POST", f"/api/v1/namespaces/{namespace}/events", body)
-        if created is not None:
-            name = created["metadata"]["name"]
-            self._series[key] = Series(
-                ref, type, reason, namespace, name, 1, 1, self._clock(), message
-            )
-            while len(self._series) > SERIES:
-                self._series.popitem(last=False)
+        path = f"/api/v1/namespaces/{namespace}/events"
+        match await self._api.send("POST", path, body, rank=Rank.EVENTS):
+            case Done(created):
+                name = created["metadata"]["name"]
+                self._series[key] = Series(
+                    ref, type, reason, namespace, name, 1, 1, self._clock(), message
+                )
+                while len(self._series) > SERIES:
+                    self._series.popitem(last=False)
+            case failure:
+                logger.warning("cannot record an Event on %s: %r", _shown(ref), failure.error)
 
     async def _update(self, key: Key, series: Series) -> None:
         ref = series.ref
         patch = {"count": series.count, "lastTimestamp": _now(), "message": series.message}
         path = f"/api/v1/namespaces/{series.namespace}/events/{series.name}"
         series.written, series.written_at = series.count, self._clock()
-        try:
-            await self._limiter.acquire(Rank.EVENTS)
-            await self._http.send("PATCH", path, patch, content_type=MERGE)
-        except ApiError as error:
-            if error.status != 404:
-                logger.warning("cannot update an Event on %s: %s", _shown(ref), error)
-                return
-            # Expired (Events live an hour): a new series.
-            del self._series[key]
-            await self._create(key, ref, series.type, series.reason, series.message)
-        except TRANSPORT_ERRORS as error:
-            logger.warning("cannot update an Event on %s: %r", _shown(ref), error)
-
-    async def _send(self, ref: Ref, method: str, path: str, body: Any) -> dict[str, Any] | None:
-        try:
-            await self._limiter.acquire(Rank.EVENTS)
-            return await self._http.send(method, path, body)
-        except (ApiError, *TRANSPORT_ERRORS) as error:
-            logger.warning("cannot record an Event on %s: %r", _shown(ref), error)
-            return None
+        match await self._api.send("PATCH", path, patch, rank=Rank.EVENTS, content_type=MERGE):
+            case Done():
+                pass
+            case Gone():  # expired (Events live an hour): a new series
+                del self._series[key]
+                await self._create(key, ref, series.type, series.reason, series.message)
+            case failure:
+                logger.warning("cannot update an Event on %s: %s", _shown(ref), failure.why)
 
 
 def _shown(ref: Ref) -> str:

@@ -10,6 +10,10 @@ given up, before any stand-by can count the Lease expired (`renew_deadline < dur
 carry the resourceVersion read (an optimistic lock), so two replicas can never both win. On a
 clean shutdown the leader gives the Lease up (client-go's ReleaseOnCancel): the holder is
 emptied, and a stand-by takes over at once.
+
+Its requests go through a `Sender` of their own, without the write budget: a renewal that
+waited for a token behind a burst of label writes could miss its deadline and cost the
+leadership.
 """
 
 from __future__ import annotations
@@ -20,15 +24,16 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http, micro_time
+from eq_kit.kube import MERGE, micro_time
 
 from .logs import logger
+from .sending import Conflict, Done, Gone, Sender, Sent
 
 
 class Leadership:
     def __init__(
         self,
-        http: Http,
+        sender: Sender,
         *,
         namespace: str,
         name: str,
@@ -37,7 +42,7 @@ class Leadership:
         on_change: Callable[[bool], None],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._http = http
+        self._sender = sender
         self._path = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases/{name}"
         self._namespace, self._name, self._identity = namespace, name, identity
         # client-go's proportions: 15 s, 10 s, 2 s.
@@ -75,22 +80,25 @@ class Leadership:
 
     async def _try(self) -> bool:
         """client-go's tryAcquireOrRenew: whether this replica holds the Lease now."""
-        try:
-            return await self._acquire_or_renew()
-        except ApiError as error:
-            if error.status != 409:  # 409: another replica wrote it first
-                logger.warning("the Lease %s/%s: %s", self._namespace, self._name, error)
-        except TRANSPORT_ERRORS as error:
-            logger.warning("the Lease %s/%s: %r", self._namespace, self._name, error)
-        return False
+        match await self._acquire_or_renew():
+            case Done():
+                return True
+            case None | Conflict():  # somebody else's, or another replica wrote it first
+                return False
+            case failure:
+                logger.warning("the Lease %s/%s: %s", self._namespace, self._name, failure.why)
+                return False
 
-    async def _acquire_or_renew(self) -> bool:
-        try:
-            lease = await self._http.get_json(self._path, {})
-        except ApiError as error:
-            if error.status != 404:
-                raise
-            return await self._create()
+    async def _acquire_or_renew(self) -> Sent | None:
+        """The Lease written as this replica's (`Done`), or what stopped it; None: it is
+        another replica's, alive as far as this one can tell."""
+        match await self._sender.read(self._path):
+            case Done(lease):
+                pass
+            case Gone():
+                return await self._create()
+            case failure:
+                return failure
         spec = lease.get("spec") or {}
         now = self._clock()
         if spec != self._observed:
@@ -98,7 +106,7 @@ class Leadership:
         holder = spec.get("holderIdentity") or ""
         lasts = spec.get("leaseDurationSeconds") or self.duration
         if holder and holder != self._identity and now < self._observed_at + lasts:
-            return False  # somebody else's, and alive as far as this replica can tell
+            return None  # somebody else's, and alive as far as this replica can tell
         stamp = micro_time()
         mine = holder == self._identity
         new = {
@@ -111,11 +119,12 @@ class Leadership:
         }
         version = lease["metadata"]["resourceVersion"]
         patch = {"metadata": {"resourceVersion": version}, "spec": new}
-        await self._http.send("PATCH", self._path, patch, content_type=MERGE)
-        self._observed, self._observed_at = new, self._clock()
-        return True
+        sent = await self._sender.send("PATCH", self._path, patch, content_type=MERGE)
+        if isinstance(sent, Done):
+            self._observed, self._observed_at = new, self._clock()
+        return sent
 
-    async def _create(self) -> bool:
+    async def _create(self) -> Sent:
         stamp = micro_time()
         spec = {
             "holderIdentity": self._identity,
@@ -130,14 +139,16 @@ class Leadership:
             "metadata": {"name": self._name, "namespace": self._namespace},
             "spec": spec,
         }
-        await self._http.send("POST", self._path.rsplit("/", 1)[0], body)
-        self._observed, self._observed_at = spec, self._clock()
-        return True
+        sent = await self._sender.send("POST", self._path.rsplit("/", 1)[0], body)
+        if isinstance(sent, Done):
+            self._observed, self._observed_at = spec, self._clock()
+        return sent
 
     async def _release(self) -> None:
         """Give the Lease up so that a stand-by takes over now, not after a duration."""
-        try:
-            lease = await self._http.get_json(self._path, {})
+        sent = await self._sender.read(self._path)
+        if isinstance(sent, Done):
+            lease = sent.body
             spec = lease.get("spec") or {}
             if spec.get("holderIdentity") == self._identity:
                 stamp = micro_time()
@@ -146,8 +157,9 @@ class Leadership:
                     "metadata": {"resourceVersion": lease["metadata"]["resourceVersion"]},
                     "spec": {**released, "acquireTime": stamp},
                 }
-                await self._http.send("PATCH", self._path, patch, content_type=MERGE)
-                logger.info("%s gave the Lease up", self._identity)
-        except (ApiError, *TRANSPORT_ERRORS) as error:
-            logger.warning("could not give the Lease up: %r", error)
+                sent = await self._sender.send("PATCH", self._path, patch, content_type=MERGE)
+                if isinstance(sent, Done):
+                    logger.info("%s gave the Lease up", self._identity)
+        if not isinstance(sent, Done):
+            logger.warning("could not give the Lease up: %r", sent.error)
         self._set(False)

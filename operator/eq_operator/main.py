@@ -29,6 +29,7 @@ from .metrics import Metrics
 from .operating import Loop
 from .pools import Pools
 from .reclaiming import ClusterApi, Reclaimer
+from .sending import Sender
 from .settings import OperatorSettings
 from .view import ClusterView
 from .writing import Writer
@@ -62,14 +63,15 @@ async def serve(
     """Run until SIGTERM/SIGINT (or `stop`); on the way out, give the Lease up."""
     view = ClusterView(QuotaEngine(settings.engine))
     metrics = Metrics()
-    limiter = TokenBucket(settings.api_qps, settings.api_burst)  # one bucket for every write
     http = Http(api, observe=metrics.observe_request)
-    events = Recorder(http, limiter)
-    reclaimer = Reclaimer(view, ClusterApi(http, limiter), events, settings.reclaim, metrics)
-    writer = Writer(http, view, metrics, limiter=limiter, workers=settings.write_workers)
+    # One budget for every write but the Lease's (leadership.py says why).
+    sender = Sender(http, TokenBucket(settings.api_qps, settings.api_burst))
+    events = Recorder(sender)
+    reclaimer = Reclaimer(view, ClusterApi(sender), events, settings.reclaim, metrics)
+    writer = Writer(sender, view, metrics, workers=settings.write_workers)
     admitter = Admitter(view, writer, events, metrics, hold=settings.admission_hold)
-    builtins = Builtins(http, limiter, view, settings.engine)
-    pools = Pools(http, limiter, events)
+    builtins = Builtins(sender, view, settings.engine)
+    pools = Pools(sender, events)
     streams = observing.caches(http, view, pools, _namespaces(settings))
     loop = Loop(
         view, writer, admitter, reclaimer, builtins, pools, events, metrics, settings, ready=streams
@@ -84,7 +86,7 @@ async def serve(
         loop.leading_changed(leading)
 
     leadership = Leadership(
-        http,
+        Sender(http),  # no budget: a renewal never waits behind the writes
         namespace=settings.engine.namespace,
         name=settings.lease_name,
         identity=identity,

@@ -31,11 +31,11 @@ from eq_engine.pools import (
 )
 from eq_kit.backoff import Backoff
 from eq_kit.caching import PROFILES, QUOTAS, key_of
-from eq_kit.kube import JSON, MERGE, TRANSPORT_ERRORS, ApiError, Http
-from eq_kit.throttling import TokenBucket
+from eq_kit.kube import MERGE
 
 from .events import Recorder
 from .logs import logger
+from .sending import Conflict, Done, NotDone, Sender
 from .view import Ref, until_shown
 
 _ROOT_ANNOTATIONS = (keys.TOTAL_RESOURCE, keys.UNSCHEDULABLE_RESOURCE)
@@ -52,13 +52,9 @@ class Pools:
     """The profiles, nodes and roots the watch shows, and the writes that keep the roots."""
 
     def __init__(
-        self,
-        http: Http,
-        limiter: TokenBucket,
-        events: Recorder,
-        clock: Callable[[], float] = time.monotonic,
+        self, sender: Sender, events: Recorder, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self._http, self._limiter, self._events, self._clock = http, limiter, events, clock
+        self._sender, self._events, self._clock = sender, events, clock
         self._profiles: dict[str, Profile] = {}
         self._refs: dict[str, Ref] = {}
         """Every profile the watch shows, those that do not read too."""
@@ -155,14 +151,14 @@ class Pools:
         self.settled = True  # unless a write below says otherwise
         wanted = desired_roots(self._profiles.values(), self._nodes.values())
         self.problems = tuple(sorted([*wanted.problems, *self._unreadable.values()]))
-        try:
-            for root in wanted.roots:
-                await self._write(root)
-            for key, profile in self._former_roots():
-                await self._retire(key, profile)
-        except (ApiError, *TRANSPORT_ERRORS) as error:
-            self._failed(error)
-            return
+        for root in wanted.roots:
+            if (failure := await self._write(root)) is not None:
+                self._failed(failure)
+                return
+        for key, profile in self._former_roots():
+            if (failure := await self._retire(key, profile)) is not None:
+                self._failed(failure)
+                return
         self._retry.reset()
         if wait and not self.settled:
             await until_shown(lambda: all(map(self._held, wanted.roots)))
@@ -184,12 +180,15 @@ class Pools:
                 former.append((key, profile))
         return sorted(former, key=lambda pair: pair[0])
 
-    async def _retire(self, key: str, profile: Profile) -> None:
+    async def _retire(self, key: str, profile: Profile) -> NotDone | None:
         """Take a former root's root keys off (it stays, with its children, as a group of the
-        tree), and tell the profile."""
+        tree), and tell the profile; what went wrong, if anything."""
         namespace, name = key.split("/", 1)
         self.settled = False
-        await self._send("PATCH", f"{QUOTAS.url(namespace)}/{name}", _RETIRED, MERGE)
+        path = f"{QUOTAS.url(namespace)}/{name}"
+        sent = await self._sender.send("PATCH", path, _RETIRED, content_type=MERGE)
+        if not isinstance(sent, Done):
+            return sent
         message = (
             f"ElasticQuota {key} was this profile's root: its root labels and annotations are "
             f"taken off, so that its total no longer counts in tree {profile.tree_id!r}; move "
@@ -199,38 +198,38 @@ class Pools:
         ref = self.ref(profile.ref)
         if ref is not None:
             self._events.record(ref, type="Warning", reason="RootReplaced", message=message)
+        return None
 
-    async def _write(self, root: RootQuota) -> None:
+    async def _write(self, root: RootQuota) -> NotDone | None:
+        """Create or patch the root as its profile makes it; what went wrong, if anything."""
         existing = self._roots.get(root.ref)
         if existing is None:
-            try:
-                self.settled = False
-                await self._send("POST", QUOTAS.url(root.namespace), root_body(root))
-                logger.info("created the root %s of tree %s", root.ref, root.tree_id)
-                return
-            except ApiError as error:
-                if error.status != 409:
-                    raise
-                existing = {}  # a quota of that name the profile takes over: every key
-        patch = root_patch(root, existing)
-        if patch is not None:
             self.settled = False
-            path = f"{QUOTAS.url(root.namespace)}/{root.name}"
-            await self._send("PATCH", path, patch, content_type=MERGE)
-            logger.info("updated the root %s of tree %s", root.ref, root.tree_id)
+            match await self._sender.send("POST", QUOTAS.url(root.namespace), root_body(root)):
+                case Done():
+                    logger.info("created the root %s of tree %s", root.ref, root.tree_id)
+                    return None
+                case Conflict():
+                    existing = {}  # a quota of that name the profile takes over: every key
+                case failure:
+                    return failure
+        patch = root_patch(root, existing)
+        if patch is None:
+            return None
+        self.settled = False
+        path = f"{QUOTAS.url(root.namespace)}/{root.name}"
+        sent = await self._sender.send("PATCH", path, patch, content_type=MERGE)
+        if not isinstance(sent, Done):
+            return sent
+        logger.info("updated the root %s of tree %s", root.ref, root.tree_id)
+        return None
 
-    async def _send(
-        self, method: str, path: str, body: Mapping[str, Any], content_type: str = JSON
-    ) -> None:
-        await self._limiter.acquire()
-        await self._http.send(method, path, body, content_type=content_type)
-
-    def _failed(self, error: Exception) -> None:
+    def _failed(self, failure: NotDone) -> None:
         now = self._clock()
         self._retry.failed(now)
         self._dirty = True
         logger.warning(
             "could not write the node pools' roots (%r); trying again in %.1fs",
-            error,
+            failure.error,
             self._retry.not_before - now,
         )

@@ -40,12 +40,12 @@ from eq_engine.decisions import GroupReclaim, Victim, reclaims
 from eq_engine.model import keys
 from eq_kit.backoff import Backoff
 from eq_kit.caching import QUOTAS
-from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http, micro_time
-from eq_kit.throttling import TokenBucket
+from eq_kit.kube import MERGE, micro_time
 
 from .events import Recorder
 from .logs import logger
 from .metrics import Metrics
+from .sending import Done, Gone, Refused, Sender
 from .settings import ReclaimSettings
 from .view import ClusterView, Ref
 
@@ -77,8 +77,8 @@ REFUSED_FIRST, REFUSED_LAST = 1.0, 30.0
 class ClusterApi:
     """The Eviction API and the group's `last-reclaim` stamp, within the writes' budget."""
 
-    def __init__(self, http: Http, limiter: TokenBucket) -> None:
-        self._http, self._limiter = http, limiter
+    def __init__(self, sender: Sender) -> None:
+        self._sender = sender
 
     async def evict(self, namespace: str, name: str) -> tuple[Outcome, float]:
         body = {
@@ -86,33 +86,29 @@ class ClusterApi:
             "kind": "Eviction",
             "metadata": {"name": name, "namespace": namespace},
         }
-        try:
-            await self._limiter.acquire()
-            path = f"/api/v1/namespaces/{namespace}/pods/{name}/eviction"
-            answer = await self._http.send("POST", path, body)
-        except ApiError as error:
-            if error.status == 429:
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}/eviction"
+        match await self._sender.send("POST", path, body):
+            case Done(answer) if answer.get("status") == "Failure":
+                # e.g. two PDBs: a 500 Status sent with 201
+                message = answer.get("message")
+                logger.warning("evicting %s/%s failed: %s", namespace, name, message)
+                return Outcome.FAILED, 0.0
+            case Done():
+                return Outcome.EVICTED, 0.0
+            case Refused(error):
                 return Outcome.BLOCKED, error.retry_after
-            if error.status == 404:
+            case Gone():
                 return Outcome.GONE, 0.0
-            logger.warning("evicting %s/%s failed: %s", namespace, name, error)
-            return Outcome.FAILED, error.retry_after
-        except TRANSPORT_ERRORS as error:
-            logger.warning("evicting %s/%s failed: %r", namespace, name, error)
-            return Outcome.FAILED, 0.0
-        if answer.get("status") == "Failure":  # e.g. two PDBs: a 500 Status sent with 201
-            logger.warning("evicting %s/%s failed: %s", namespace, name, answer.get("message"))
-            return Outcome.FAILED, 0.0
-        return Outcome.EVICTED, 0.0
+            case failure:
+                logger.warning("evicting %s/%s failed: %s", namespace, name, failure.why)
+                return Outcome.FAILED, failure.retry_after
 
     async def stamp(self, quota: Ref, stamp: str) -> bool:
         patch = {"metadata": {"uid": quota.uid, "annotations": {keys.LAST_RECLAIM: stamp}}}
         path = f"{QUOTAS.url(quota.namespace)}/{quota.name}"
-        try:
-            await self._limiter.acquire()
-            await self._http.send("PATCH", path, patch, content_type=MERGE)
-        except (ApiError, *TRANSPORT_ERRORS) as error:
-            logger.warning("no reclaim round for %s: its stamp failed: %r", quota.name, error)
+        sent = await self._sender.send("PATCH", path, patch, content_type=MERGE)
+        if not isinstance(sent, Done):
+            logger.warning("no reclaim round for %s: its stamp failed: %r", quota.name, sent.error)
             return False
         return True
 

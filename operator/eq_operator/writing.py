@@ -18,11 +18,12 @@ Writes run in the background (`start`), `workers` at a time (the kit's `Pool`), 
 loop goes on recomputing: what it wants meanwhile joins the same run, and each object is
 compared when a worker takes it, so a write carries what the engine wants at that moment. An
 object leaves the pending set only when a comparison finds it right, never merely because a
-write went through. They go through the client-side token bucket (`--api-qps`, `--api-burst`),
-as raw JSON (no client models), served by rank (`Rank`) when they wait for it: what the loop
-awaits first, then the groups' numbers, then the pods' labels. A worker takes its token before
-it takes an object, so objects wait in their queues, not in the workers' hands: a group that
-changes while every worker waits goes out at the next token, once, as the engine wants it then.
+write went through. They go through the operator's `Sender` (`sending.py`): the client-side
+token bucket (`--api-qps`, `--api-burst`), as raw JSON (no client models), served by rank
+(`sending.Rank`) when they wait for it: what the loop awaits first, then the groups' numbers,
+then the pods' labels. A worker takes its token before it takes an object, so objects wait in
+their queues, not in the workers' hands: a group that changes while every worker waits goes
+out at the next token, once, as the engine wants it then.
 Each answered request counts as progress (`progress`), which the liveness probe reads: a long
 burst of writes is work, not a hung loop.
 """
@@ -30,23 +31,24 @@ burst of writes is work, not a hung loop.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from eq_engine import Pod
 from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 from eq_kit.caching import PODS, QUOTAS
 from eq_kit.decoding import Decode, fields
-from eq_kit.kube import MERGE, TRANSPORT_ERRORS, ApiError, Http
-from eq_kit.throttling import TokenBucket, WorkQueue
+from eq_kit.kube import MERGE
+from eq_kit.throttling import WorkQueue
 from eq_kit.workers import Lane, Pool
 
 from . import patches
 from .logs import logger
 from .metrics import Metrics
+from .sending import Done, Failed, Gone, NotDone, Rank, Sender, Sent, Unanswered
 from .view import ClusterView, QuotaFields, Unread, WrittenPod, WrittenQuota, label_in
 
 _POD_ANSWER = fields(WrittenPod)
@@ -54,48 +56,27 @@ _QUOTA_ANSWER = fields(WrittenQuota)
 _UNREAD = fields(Unread)
 
 
-class Rank(enum.IntEnum):
-    """Who goes first when writes wait for the budget (`--api-qps`, `TokenBucket`): the lower
-    the number, the sooner. Each rank gets only the tokens the ranks before it leave: under a
-    budget smaller than the writes wanted, the labels wait while groups have writes due."""
+@dataclass(frozen=True, slots=True)
+class NotHeld:
+    """The answer does not hold what was written (a status ignored on the object, a label a
+    mutating webhook took off): compared and written again after a pause, as after a failure."""
 
-    LOOP = 0
-    """What the loop awaits before it goes on (the bucket's default rank, so the callers
-    outside this module need not name it): a pod's admission gate lifted, evictions and the
-    reclaim stamp, the built-in groups created. Each is bounded by its own pacing (admission,
-    `--max-evictions` per `--reclaim-delay`), and while the loop waits it recomputes nothing:
-    behind the groups' writes it would leave them stale."""
-    GROUPS = 1
-    """A group's annotations and `status.used`: what users and schedulers read. At most one
-    write of a group is in flight, so their share is bounded by the groups that change."""
-    EVENTS = 2
-    """Events, sent by a task of their own (`events.Recorder`): nothing waits for them, and
-    they are aggregated and bounded in number."""
-    LABELS = 3
-    """Pods' capacity labels: as many as the pods, they get what the rest leaves."""
-
-
-class Gone(Exception):
-    """The object is not there (404): compared again once the watch has shown why."""
-
-
-class NotHeld(Exception):
-    """The answer does not hold what was written (a status ignored on the object): again."""
+    why: str
+    retry_after: ClassVar[float] = 0.0
 
 
 class Writer:
     def __init__(
         self,
-        http: Http,
+        sender: Sender,
         view: ClusterView,
         metrics: Metrics,
         *,
-        limiter: TokenBucket,
         workers: int,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._http, self._view, self._metrics = http, view, metrics
-        self._limiter, self._workers, self._clock = limiter, workers, clock
+        self._sender, self._view, self._metrics = sender, view, metrics
+        self._workers, self._clock = workers, clock
         self.groups, self.pods = self._queue(), self._queue()
         """Objects to compare and maybe write, with their backoff (new ones: due now)."""
         metrics.pending_writes.labels("ElasticQuota").set_function(lambda: len(self.groups))
@@ -113,7 +94,7 @@ class Writer:
             clock=clock,
             crashed=self._crashed,
             hold=self._unreachable,
-            budget=limiter,
+            budget=sender.budget,
         )
 
     def _queue(self) -> WorkQueue:
@@ -195,47 +176,68 @@ class Writer:
     ) -> None:
         path = f"{QUOTAS.url(namespace)}/{name}"
 
-        async def write() -> None:
+        async def write() -> NotDone | NotHeld | None:
             current = seen
             if wanted.annotations != current.annotations:
-                current = await self._patch(path, patches.owned_annotations(wanted))
+                written = await self._patch(path, patches.owned_annotations(wanted))
+                if not isinstance(written, QuotaFields):
+                    return written
+                current = written
             if wanted.status_used != current.status_used:
-                current = await self._write_status(path, wanted, current)
+                written = await self._write_status(path, wanted, current)
+                if not isinstance(written, QuotaFields):
+                    return written
+                current = written
             if name in self._view.quota_fields:  # not deleted meanwhile
                 self._view.quota_fields[name] = current
             if current != wanted:  # e.g. an API server that ignored status on the object
-                raise NotHeld(f"ElasticQuota {namespace}/{name} does not hold what was written")
+                return NotHeld(f"ElasticQuota {namespace}/{name} does not hold what was written")
+            return None
 
         await self._attempt("ElasticQuota", name, queue, write)
 
-    async def _patch(self, path: str, patch: Mapping[str, Any]) -> QuotaFields:
-        return QuotaFields.of(await self._send("PATCH", path, patch, Rank.GROUPS, _QUOTA_ANSWER))
+    async def _patch(self, path: str, patch: Mapping[str, Any]) -> QuotaFields | NotDone:
+        sent = await self._send("PATCH", path, patch, Rank.GROUPS, _QUOTA_ANSWER)
+        return QuotaFields.of(sent.body) if isinstance(sent, Done) else sent
 
-    async def _write_status(self, path: str, wanted: QuotaFields, seen: QuotaFields) -> QuotaFields:
+    async def _write_status(
+        self, path: str, wanted: QuotaFields, seen: QuotaFields
+    ) -> QuotaFields | NotDone:
         """`status.used` as wanted, resources no longer used removed."""
         patch = patches.status_used(wanted, seen)
         if self._status_subresource is None:
-            self._status_subresource = await self._serves_status()
+            serves = await self._serves_status()
+            if not isinstance(serves, bool):
+                return serves
+            self._status_subresource = serves
         if self._status_subresource:
-            try:
-                return await self._patch(f"{path}/status", patch)
-            except Gone:
-                # Gone, or a CRD without the status subresource (changed since): ask again.
-                self._status_subresource = await self._serves_status()
-                if self._status_subresource:
-                    raise
-                logger.info("no status subresource: writing status.used on the object")
+            written = await self._patch(f"{path}/status", patch)
+            if not isinstance(written, Gone):
+                return written
+            # Gone, or a CRD without the status subresource (changed since): ask again.
+            serves = await self._serves_status()
+            if not isinstance(serves, bool):
+                return serves
+            self._status_subresource = serves
+            if serves:
+                return written
+            logger.info("no status subresource: writing status.used on the object")
         written = await self._patch(path, patch)
-        if written.status_used != wanted.status_used:
+        if isinstance(written, QuotaFields) and written.status_used != wanted.status_used:
             self._status_subresource = None  # ignored: the CRD may have gained `/status`
         return written
 
-    async def _serves_status(self) -> bool:
+    async def _serves_status(self) -> bool | NotDone:
         """Whether the CRD serves `/status`: a read, once (and after a 404 there), not paced by
         the budget, as the caches' reads are not."""
-        listed = await self._http.get_json(f"/apis/{QUOTAS.group}/{QUOTAS.version}", {})
-        names = {resource.get("name") for resource in listed.get("resources") or ()}
-        return f"{QUOTAS.plural}/status" in names
+        match await self._sender.read(f"/apis/{QUOTAS.group}/{QUOTAS.version}"):
+            case Done(listed):
+                names = {resource.get("name") for resource in listed.get("resources") or ()}
+                return f"{QUOTAS.plural}/status" in names
+            case Gone(error):
+                return Failed(error)  # the API group not served: a failure, not a gone object
+            case failure:
+                return failure
 
     async def lift_gate(self, pod: Pod) -> bool:
         """Remove the admission gate from `pod`, keeping any other gate (one attempt: the
@@ -244,8 +246,9 @@ class Writer:
         patch = patches.gate_lifted(pod)
         path = f"{PODS.url(pod.namespace)}/{pod.name}"
 
-        async def write() -> None:
-            await self._send("PATCH", path, patch, Rank.LOOP, _UNREAD)
+        async def write() -> NotDone | None:
+            sent = await self._send("PATCH", path, patch, Rank.LOOP, _UNREAD)
+            return None if isinstance(sent, Done) else sent
 
         return await self._attempt("Pod", pod.key, None, write)
 
@@ -253,63 +256,62 @@ class Writer:
         namespace, name = key.split("/", 1)
         patch = patches.capacity_label(label)
 
-        async def write() -> None:
+        async def write() -> NotDone | NotHeld | None:
             path = f"{PODS.url(namespace)}/{name}"
-            body = await self._send("PATCH", path, patch, Rank.LABELS, _POD_ANSWER)
-            held = label_in(body)
+            sent = await self._send("PATCH", path, patch, Rank.LABELS, _POD_ANSWER)
+            if not isinstance(sent, Done):
+                return sent
+            held = label_in(sent.body)
             self._view.label_written(key, held)
             if held != label:  # e.g. a mutating webhook took it off: again, after a pause
-                raise NotHeld(f"Pod {key} does not hold the label written")
+                return NotHeld(f"Pod {key} does not hold the label written")
+            return None
 
         await self._attempt("Pod", key, queue, write)
 
-    async def _send(
-        self, method: str, path: str, body: Any, rank: Rank, decode: Decode
-    ) -> dict[str, Any]:
-        """`decode`: into the fields read of the answer."""
-        await self._limiter.acquire(rank)
-        try:
-            answer = await self._http.send(method, path, body, content_type=MERGE, decode=decode)
-        except ApiError as error:
-            self.progress = time.monotonic()  # answered, if with an error
-            if error.status == 404:
-                raise Gone from error
-            raise
-        self.progress = time.monotonic()
-        return answer
+    async def _send(self, method: str, path: str, body: Any, rank: Rank, decode: Decode) -> Sent:
+        """`decode`: into the fields read of the answer. An answer, if with an error, counts
+        as progress."""
+        sent = await self._sender.send(
+            method, path, body, rank=rank, content_type=MERGE, decode=decode
+        )
+        if sent.answered:
+            self.progress = time.monotonic()
+        return sent
 
     async def _attempt(
-        self, kind: str, key: str, queue: WorkQueue | None, write: Callable[[], Any]
+        self,
+        kind: str,
+        key: str,
+        queue: WorkQueue | None,
+        write: Callable[[], Awaitable[NotDone | NotHeld | None]],
     ) -> bool:
-        """Run `write` once. Done: compared again at once (off the queue when found right);
-        failed or gone: compared again after a pause (gone: the watch has the deletion by
-        then, and a namesake created meanwhile keeps its write)."""
+        """Run `write` once. Done (None): compared again at once (off the queue when found
+        right); failed or gone: compared again after a pause (gone: the watch has the deletion
+        by then, and a namesake created meanwhile keeps its write)."""
         if not self.reachable:
             return False  # the server is away: wait for the probe, send nothing (put back)
-        try:
-            await write()
-        except Gone:
-            self._metrics.count_write(kind, "gone")
-            if queue is not None:
-                queue.failed(key)
-            return False
-        except (ApiError, NotHeld) as error:
-            self._unreachable.reset()
-            after = error.retry_after if isinstance(error, ApiError) else 0.0
-            self._failed(kind, key, queue, f"{error}", after)
-            return False
-        except TRANSPORT_ERRORS as error:
-            if self.reachable:
-                self._unreachable.failed(self._clock())
-            self._failed(kind, key, queue, repr(error), 0.0)
-            return False
-        self._unreachable.reset()
-        self._metrics.count_write(kind, "ok")
-        if queue is not None:
-            failures = queue.again(key)
-            if failures:
-                logger.info("wrote %s %s after %d failed attempts", kind, key, failures)
-        return True
+        match await write():
+            case None:
+                self._unreachable.reset()
+                self._metrics.count_write(kind, "ok")
+                if queue is not None:
+                    failures = queue.again(key)
+                    if failures:
+                        logger.info("wrote %s %s after %d failed attempts", kind, key, failures)
+                return True
+            case Gone():
+                self._metrics.count_write(kind, "gone")
+                if queue is not None:
+                    queue.failed(key)
+            case Unanswered() as unanswered:
+                if self.reachable:
+                    self._unreachable.failed(self._clock())
+                self._failed(kind, key, queue, unanswered.why, 0.0)
+            case failure:  # an error answer, or one that does not hold what was written
+                self._unreachable.reset()
+                self._failed(kind, key, queue, failure.why, failure.retry_after)
+        return False
 
     def _crashed(self, kind: str, queue: WorkQueue, key: str, error: Exception) -> None:
         self._failed(kind, key, queue, repr(error), 0.0, trace=True)

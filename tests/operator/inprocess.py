@@ -22,6 +22,7 @@ from eq_operator.metrics import Metrics
 from eq_operator.operating import Loop
 from eq_operator.pools import Pools
 from eq_operator.reclaiming import Cluster, ClusterApi, Outcome, Reclaimer
+from eq_operator.sending import Sender
 from eq_operator.settings import OperatorSettings, ReclaimSettings
 from eq_operator.view import ClusterView, Ref
 from eq_operator.writing import Writer
@@ -66,6 +67,7 @@ class InProcess:
     events: Recorder
     loop: Loop
     caches: Caches
+    metrics: Metrics
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
 
     def requests(self) -> int:
@@ -98,12 +100,12 @@ async def in_process(
     reclaim: ReclaimSettings | None = None,
     clock: Clock = time.monotonic,
     leading: bool = True,
-    cluster: Callable[[Http, TokenBucket], Cluster] = ClusterApi,
+    cluster: Callable[[Sender], Cluster] = ClusterApi,
     **options: Any,
 ) -> AsyncIterator[InProcess]:
     """The operator's parts, its caches listed and (by default) leading; the loop runs only
     when the test calls `run()` or drives `loop.step()` itself. `cluster`: the reclaimer's
-    API, made from the parts' connection and write budget."""
+    API, made from the parts' sender (their connection and write budget)."""
     settings = OperatorSettings(
         reclaim=reclaim or ReclaimSettings(enabled=False),
         batch_interval=0.02,
@@ -112,22 +114,20 @@ async def in_process(
     configuration = client.Configuration(host=api.url)
     configuration.api_key = {"authorization": "Bearer admin"}
     async with client.ApiClient(configuration) as session:
-        http = Http(session)
-        view = ClusterView(QuotaEngine(settings.engine or EngineConfig()))
         metrics = Metrics()
+        http = Http(session, observe=metrics.observe_request)
+        view = ClusterView(QuotaEngine(settings.engine or EngineConfig()))
         metrics.groups = view.engine.statuses
-        limiter = TokenBucket(settings.api_qps, settings.api_burst, clock=clock)
-        events = Recorder(http, limiter, clock=clock)
-        reclaim = cluster(http, limiter)
+        sender = Sender(http, TokenBucket(settings.api_qps, settings.api_burst, clock=clock))
+        events = Recorder(sender, clock=clock)
+        reclaim = cluster(sender)
         reclaimer = Reclaimer(view, reclaim, events, settings.reclaim, metrics, clock=clock)
-        writer = Writer(
-            http, view, metrics, limiter=limiter, workers=settings.write_workers, clock=clock
-        )
+        writer = Writer(sender, view, metrics, workers=settings.write_workers, clock=clock)
         admitter = Admitter(
             view, writer, events, metrics, hold=settings.admission_hold, clock=clock
         )
-        builtins = Builtins(http, limiter, view, settings.engine, clock=clock)
-        pools = Pools(http, limiter, events, clock=clock)
+        builtins = Builtins(sender, view, settings.engine, clock=clock)
+        pools = Pools(sender, events, clock=clock)
         caches = observing.caches(http, view, pools)
         loop = Loop(
             view,
@@ -141,7 +141,9 @@ async def in_process(
             settings,
             ready=caches,
         )
-        parts = InProcess(api, http, view, writer, admitter, reclaimer, events, loop, caches)
+        parts = InProcess(
+            api, http, view, writer, admitter, reclaimer, events, loop, caches, metrics
+        )
         caches.start()
         try:
             await caches.wait_ready()

@@ -13,6 +13,7 @@ from typing import Any
 
 from eq_kit.kube import Http
 from eq_operator.leadership import Leadership
+from eq_operator.sending import Sender
 from kubernetes_asyncio import client
 
 from tests.apiserver import ApiServer
@@ -40,7 +41,7 @@ async def candidate(
     configuration.api_key = {"authorization": "Bearer admin"}
     async with client.ApiClient(configuration) as session:
         leadership = Leadership(
-            Http(session),
+            Sender(Http(session)),
             namespace=NAMESPACE,
             name=NAME,
             identity="me",

@@ -11,10 +11,10 @@ from eq_engine import EngineConfig, QuotaEngine
 from eq_engine.decisions import admissions
 from eq_engine.model import POD_GROUP_KINDS
 from eq_kit.kube import Http
-from eq_kit.throttling import TokenBucket
 from eq_operator import observing
 from eq_operator.events import Recorder
 from eq_operator.pools import Pools
+from eq_operator.sending import Sender
 from eq_operator.view import ClusterView
 from kubernetes_asyncio import client
 
@@ -56,7 +56,7 @@ async def test_each_pod_group_api_is_followed_where_the_cluster_serves_it():
             streams = observing.caches(
                 Http(session),
                 seen,
-                Pools(Http(session), TokenBucket(0, 0), Recorder(Http(session), TokenBucket(0, 0))),
+                Pools(Sender(Http(session)), Recorder(Sender(Http(session)))),
             )
             assert sorted(r.kind.name for r in streams.reflectors if r.kind.optional) == [
                 "ElasticQuotaProfile",
@@ -143,7 +143,7 @@ async def test_disruption_budgets_are_followed_and_one_that_does_not_read_is_rep
             streams = observing.caches(
                 Http(session),
                 seen,
-                Pools(Http(session), TokenBucket(0, 0), Recorder(Http(session), TokenBucket(0, 0))),
+                Pools(Sender(Http(session)), Recorder(Sender(Http(session)))),
             )
             streams.start()
             try:
@@ -170,10 +170,8 @@ async def test_a_pods_key_is_one_string_held_by_the_cache_the_view_and_the_engin
         api.seed(job_pod("team-b", "train", 0, requests={"cpu": "1"}))
         async with client.ApiClient(client.Configuration(host=api.url)) as session:
             seen = view()
-            events = Recorder(Http(session), TokenBucket(0, 0))
-            streams = observing.caches(
-                Http(session), seen, Pools(Http(session), TokenBucket(0, 0), events)
-            )
+            events = Recorder(Sender(Http(session)))
+            streams = observing.caches(Http(session), seen, Pools(Sender(Http(session)), events))
             streams.start()
             try:
                 await streams.wait_ready()
@@ -201,9 +199,7 @@ async def test_each_pod_is_held_once_and_a_relist_forgets_those_the_engine_does_
         async with client.ApiClient(client.Configuration(host=api.url)) as session:
             seen = view()
             http = Http(session)
-            streams = observing.caches(
-                http, seen, Pools(http, TokenBucket(0, 0), Recorder(http, TokenBucket(0, 0)))
-            )
+            streams = observing.caches(http, seen, Pools(Sender(http), Recorder(Sender(http))))
             streams.start()
             try:
                 await streams.wait_ready()

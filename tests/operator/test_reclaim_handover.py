@@ -15,10 +15,9 @@ from typing import Any
 
 import pytest
 from eq_engine.model import keys
-from eq_kit.kube import Http
-from eq_kit.throttling import TokenBucket
 from eq_operator.metrics import Metrics
 from eq_operator.reclaiming import ClusterApi, Outcome, Reclaimer
+from eq_operator.sending import Sender
 from eq_operator.settings import ReclaimSettings
 from eq_operator.view import ClusterView
 from hypothesis import given, settings
@@ -71,8 +70,8 @@ class Hanging(ClusterApi):
     """The Eviction API as a leader meets it when it is killed mid-round (once `kill` is
     set): the next eviction never returns, the process being gone before it could go on."""
 
-    def __init__(self, http: Http, limiter: TokenBucket) -> None:
-        super().__init__(http, limiter)
+    def __init__(self, sender: Sender) -> None:
+        super().__init__(sender)
         self.answered = 0
         self.kill_after: int | None = None
         self.hung = asyncio.Event()
@@ -93,8 +92,8 @@ async def test_a_new_leader_waits_out_the_window_the_old_leader_began(api, hando
     reclaim = ReclaimSettings(delay=DELAY, max_evictions=2)
     hanging: list[Hanging] = []
 
-    def cluster(http: Http, limiter: TokenBucket) -> Hanging:
-        hanging.append(Hanging(http, limiter))
+    def cluster(sender: Sender) -> Hanging:
+        hanging.append(Hanging(sender))
         return hanging[-1]
 
     async with (
@@ -146,8 +145,8 @@ class DeletedMeanwhile(ClusterApi):
     """While the first eviction is awaited, the owner of `deleted` (a pod) deletes it, and the
     watch delivers the deletion before the round goes on."""
 
-    def __init__(self, http: Http, limiter: TokenBucket, api: ApiServer, deleted: str) -> None:
-        super().__init__(http, limiter)
+    def __init__(self, sender: Sender, api: ApiServer, deleted: str) -> None:
+        super().__init__(sender)
         self.api, self.deleted = api, deleted
         self.view: ClusterView | None = None
 
@@ -174,8 +173,8 @@ async def test_a_pod_made_in_quota_after_the_round_was_planned_is_not_evicted(ap
     reclaim = ReclaimSettings(delay=0, max_evictions=3)
     meanwhile: list[DeletedMeanwhile] = []
 
-    def cluster(http: Http, limiter: TokenBucket) -> DeletedMeanwhile:
-        meanwhile.append(DeletedMeanwhile(http, limiter, api, "borrower/b0"))
+    def cluster(sender: Sender) -> DeletedMeanwhile:
+        meanwhile.append(DeletedMeanwhile(sender, api, "borrower/b0"))
         return meanwhile[-1]
 
     async with in_process(api, reclaim=reclaim, clock=Manual(), cluster=cluster) as op:
