@@ -97,6 +97,18 @@ def map_to_loopback(name: str, hosts: Path = HOSTS) -> None:
             file.write(f"{line}\n")
 
 
+def webhook_configurations(cluster: Cluster) -> dict[str, list[dict[str, Any]]]:
+    """The release's webhook configurations as served: kind/name -> its webhooks."""
+    found = {}
+    for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+        path = f"/apis/admissionregistration.k8s.io/v1/{kind}"
+        for configuration in cluster.get(path)["items"]:
+            name = configuration["metadata"]["name"]
+            if name.startswith(RELEASE):
+                found[f"{kind}/{name}"] = configuration["webhooks"]
+    return found
+
+
 def _webhook_urls(cluster: Cluster, port: int) -> None:
     """Every webhook of the release: its Service as a URL on the webhook's local port."""
     for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):

@@ -22,7 +22,7 @@ from pathlib import Path
 from scripts.control_plane.build import Built
 from scripts.control_plane.plane import PRODUCT_ACCOUNTS, ControlPlane, audit_events, audited
 from tests.control_plane.cluster import Cluster
-from tests.control_plane.product import helm_install, running
+from tests.control_plane.product import helm_install, running, webhook_configurations
 from tests.kubectl import Kubectl, rows
 from tests.test_readme_quickstart import QuickStart, commands, row
 
@@ -60,7 +60,18 @@ async def test_the_readme_quick_start_on_the_real_control_plane(
     try:
         cluster = Cluster(plane.directory, plane.server, tmp_path / "user")
         await helm_install(cluster, helm)
+        installed = webhook_configurations(cluster)
         async with running(cluster, tmp_path / "product") as (_, operator):
+            # The only difference from the chart: each webhook's Service is a URL on its name.
+            served = webhook_configurations(cluster)
+            assert served.keys() == installed.keys() and len(served) == 2
+            for name, webhooks in installed.items():
+                for before, after in zip(webhooks, served[name], strict=True):
+                    service = before["clientConfig"].pop("service")
+                    url = after["clientConfig"].pop("url")
+                    host = f"{service['name']}.{service['namespace']}.svc"
+                    assert url.startswith(f"https://{host}:") and url.endswith(service["path"])
+                    assert before == after, name
             kubectl = RealKubectl(cluster)
             story = QuickStart(Audit(plane), kubectl, operator)  # type: ignore[arg-type]
             for command in rest:
