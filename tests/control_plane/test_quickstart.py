@@ -16,8 +16,11 @@ test on the shared one.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
+
+import pytest
 
 from scripts.control_plane.build import Built
 from scripts.control_plane.plane import PRODUCT_ACCOUNTS, ControlPlane, audit_events, audited
@@ -25,6 +28,24 @@ from tests.control_plane.cluster import Cluster
 from tests.control_plane.product import helm_install, running, webhook_configurations
 from tests.kubectl import Kubectl, rows
 from tests.test_readme_quickstart import QuickStart, commands, row
+
+WEBHOOK_DOWN = r'failed calling webhook "elasticquotas\.elastic-quota\.webhook".*connection refused'
+UNGUARDED = json.dumps(
+    {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "unguarded", "labels": {"app": "unguarded"}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "work",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}},
+                }
+            ]
+        },
+    }
+)
 
 
 class RealKubectl(Kubectl):
@@ -61,7 +82,7 @@ async def test_the_readme_quick_start_on_the_real_control_plane(
         cluster = Cluster(plane.directory, plane.server, tmp_path / "user")
         await helm_install(cluster, helm)
         installed = webhook_configurations(cluster)
-        async with running(cluster, tmp_path / "product") as (_, operator):
+        async with running(cluster, tmp_path / "product") as (webhook, operator):
             # The only difference from the chart: each webhook's Service is a URL on its name.
             served = webhook_configurations(cluster)
             assert served.keys() == installed.keys() and len(served) == 2
@@ -90,6 +111,15 @@ async def test_the_readme_quick_start_on_the_real_control_plane(
                 what="the WAITING column cleared",
             )
             assert audited(plane.audit_log, "create", "pods", "eviction", code=201) == 1
+
+            # With the webhook down, admission follows the chart's failure policies: a change
+            # to the tree is refused (Fail), a new pod is let through ungated (Ignore).
+            await webhook.stop()
+            with pytest.raises(AssertionError, match=WEBHOOK_DOWN):
+                await cluster.kubectl("kubectl label eq team-b -n team-b example=1")
+            await cluster.kubectl("kubectl apply -n team-b -f -", stdin=UNGUARDED)
+            (pod,) = await cluster.wait_running("team-b", 1, selector="app=unguarded")
+            assert "schedulingGates" not in pod["spec"]
         product = [
             e for e in audit_events(plane.audit_log) if PRODUCT_ACCOUNTS in e["user"]["groups"]
         ]
