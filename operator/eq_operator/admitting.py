@@ -110,12 +110,7 @@ class Admitter:
             group: _waiting(pods, decided.gangs_waiting_per_group.get(group, 0))
             for group, pods in decided.waiting_per_group.items()
         }
-        changed = {
-            group
-            for group in waiting.keys() | self._view.waiting.keys()
-            if waiting.get(group) != self._view.waiting.get(group)
-        }
-        self._view.waiting = waiting
+        changed = self._writer.set_waiting(waiting)
         self._metrics.publish_waiting(decided.waiting_per_group, decided.gangs_waiting_per_group)
         return changed
 

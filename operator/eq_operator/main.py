@@ -36,7 +36,6 @@ from .writing import Writer
 
 
 def _probes(
-    view: ClusterView,
     loop: Loop,
     writer: Writer,
     builtins: Builtins,
@@ -49,7 +48,7 @@ def _probes(
         return f"the loop last ran {age:.0f}s ago" if age > stale_after else None
 
     def ready() -> str | None:
-        if not view.synced:
+        if not loop.synced:
             return "the initial listings are not loaded yet"
         missing = builtins.missing()
         return f"the built-in groups {', '.join(missing)} do not exist yet" if missing else None
@@ -109,7 +108,7 @@ async def serve(
         # Nothing here waits for the API server: a replica started during an outage serves
         # its probes and follows the Lease from the first second, and its caches fill (and the
         # leader creates the built-in groups) as soon as the server answers.
-        probes = _probes(view, loop, writer, builtins, metrics, stale_after=30.0)
+        probes = _probes(loop, writer, builtins, metrics, stale_after=30.0)
         runners.append(await start_site(probes, "0.0.0.0", probe_port))
         streams.start()
         tasks.extend(

@@ -3,11 +3,15 @@ when leading.
 
 Only the watch changes the engine (view.py); each step here recomputes it once, then takes its
 decisions (admissions, the fields to write, reclaim plans) from that state and applies them.
+What the watch delivered comes from the view in one call (`ClusterView.take`), made where the
+loop acts on it (before a recompute, before it wants the objects seen compared, before it
+reports the unreadable ones); what it has not acted on yet it keeps (`_observed`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from typing import Protocol
 
@@ -22,7 +26,7 @@ from .metrics import Metrics
 from .pools import Pools
 from .reclaiming import Reclaimer
 from .settings import OperatorSettings
-from .view import ClusterView, Ref
+from .view import ClusterView, Observed, Ref
 from .writing import Writer
 
 AUDIT_INTERVAL = 10.0
@@ -63,8 +67,22 @@ class Loop:
         """Set when this replica becomes the leader: the loop's pause ends."""
         self.heartbeat = time.monotonic()
         self._reported: set[Problem] = set()
+        self._synced = False
+        self._observed = Observed()
+        """What the view handed over that the loop has not acted on yet."""
         self._next_audit = 0.0
         self._audit_held: float | None = None  # since when the node pools hold the audit back
+
+    @property
+    def synced(self) -> bool:
+        """Every kind's first LIST was in the engine when the last step began: no decision is
+        taken before."""
+        return self._synced
+
+    def _take(self) -> Observed:
+        """What the view observed since the last take, with what the loop has not acted on."""
+        self._observed |= self._view.take()
+        return self._observed
 
     def leading_changed(self, leading: bool) -> None:
         """A new leader compares every object once; one that stops leaves its pending writes
@@ -88,14 +106,13 @@ class Loop:
                     # before the recompute, which then counts them, rather than placing every
                     # pod a second time in a tree with a new root
                     await self._builtins.ensure()
-                    if not self._view.synced:  # the node pools' roots, for the first one
+                    if not self._synced:  # the node pools' roots, for the first one
                         await self._pools.ensure(wait=True)
-                computed_before = self._view.synced
+                computed_before = self._synced
                 await self.step()
-                acting = self.leading and self._view.synced
+                acting = self.leading and self._synced
                 if acting:
                     await self._pools.ensure()
-                if acting and self._view.news:
                     self.report_unreadable()
                 # The audit sweeps every group (0.1 s on 11,110): not in the pass of the first
                 # computation, whose writes and the probes' answers go first.
@@ -103,7 +120,7 @@ class Loop:
                 if audit and self._audit_due(now):
                     self._next_audit = now + AUDIT_INTERVAL
                     self.report_problems()
-                if reclaim.enabled and now >= next_reclaim and self._view.synced:
+                if reclaim.enabled and now >= next_reclaim and self._synced:
                     next_reclaim = now + reclaim.interval
                     await self._reclaimer.round(acting=acting, refresh=self.recompute)
                 if acting:
@@ -142,19 +159,20 @@ class Loop:
         """Recompute if anything changed, then (when leading) admit the gated pods that fit and
         start writing what differs, with the writes that failed before and are due again (the
         writes go on in the background while the next batch of events comes in)."""
-        view, writer = self._view, self._writer
+        writer = self._writer
         # Decisions start once every kind's first LIST is in the engine.
-        view.synced = view.synced or self._ready.ready
+        self._synced = self._synced or self._ready.ready
         snapshot = self.recompute()
         if self.leading and snapshot is not None and (self._admit or self._admitter.pending):
             self._admit = False
             admitted = await self._admitter.round(snapshot)
             if self.leading:  # still: the Lease may have been lost meanwhile
                 writer.want(admitted)
+        seen = self._take()  # the objects seen meanwhile too
         if self.leading:
-            writer.want(view.touched_quotas, view.touched_pods)
-        view.touched_quotas, view.touched_pods = set(), set()
-        if self.leading and view.synced:
+            writer.want(seen.quotas, seen.pods)
+        self._observed = dataclasses.replace(seen, quotas=frozenset(), pods=frozenset())
+        if self.leading and self._synced:
             writer.start()  # the workers, unless they run
 
     def recompute(self) -> Snapshot | None:
@@ -163,9 +181,9 @@ class Loop:
         is in: nothing reads the numbers before, and while the tree is incomplete the engine
         only keeps the pods it is fed, to place them all once (each recompute meanwhile would
         place every pod listed so far again, as each page of groups changes the tree)."""
-        view = self._view
-        if view.dirty and view.synced:
-            view.dirty = False
+        view, observed = self._view, self._take()
+        if observed.changed and self._synced:
+            self._observed = dataclasses.replace(observed, changed=False)
             started = time.perf_counter()
             self._snapshot = view.engine.recompute()
             self._metrics.recompute.observe(time.perf_counter() - started)
@@ -177,8 +195,9 @@ class Loop:
 
     def report_unreadable(self) -> None:
         """An Event on each object found unreadable since the last report."""
-        news, self._view.news = self._view.news, []
-        for ref, error in news:
+        observed = self._take()
+        self._observed = dataclasses.replace(observed, unreadable=())
+        for ref, error in observed.unreadable:
             message = f"not counted: {error}"
             self._events.record(ref, type="Warning", reason="InvalidObject", message=message)
 

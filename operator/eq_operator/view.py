@@ -3,6 +3,12 @@
 The writer compares what the engine wants with what the objects hold (as last seen on the
 watch), never with what it wrote before: after a restart, an object that is already right is
 not written again.
+
+Only the watch changes the view (`observe_*`, `forget_*`), and the answers of the writer's
+writes (`label_written`, `quota_written`). What the watch delivered since the last look is
+handed over in one call (`take`, an `Observed`): whether the engine has anything new to
+recompute, the groups and pods seen (their fields are compared again), the objects found
+unreadable. Only the loop takes it (`operating.py`), and keeps what it has not acted on yet.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, cast
 
@@ -108,6 +114,34 @@ class Ref:
     uid: str
 
 
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """What the watch delivered to the view between two takes (`ClusterView.take`)."""
+
+    changed: bool = False
+    """An object came, changed or went: the engine has something to recompute."""
+    quotas: Set[str] = frozenset()
+    """Groups seen, by name: their fields are compared again (a hand edit of ours is undone)."""
+    pods: Set[str] = frozenset()
+    """Pods seen, by key: their labels are compared again."""
+    unreadable: tuple[tuple[Ref, str], ...] = ()
+    """Objects found unreadable, each with its error, in the order found: an Event each."""
+
+    def __or__(self, later: Observed) -> Observed:
+        """This take and a later one as one (a set shared, not copied, where the other side
+        has none: the first take after the first LISTs holds every pod)."""
+        return Observed(
+            self.changed or later.changed,
+            _union(self.quotas, later.quotas),
+            _union(self.pods, later.pods),
+            self.unreadable + later.unreadable,
+        )
+
+
+def _union(first: Set[str], later: Set[str]) -> Set[str]:
+    return later if not first else first if not later else first | later
+
+
 @dataclass
 class ClusterView:
     engine: QuotaEngine
@@ -120,22 +154,23 @@ class ClusterView:
     a pod is in one place or the other, never both (`held_label`)."""
     unreadable: dict[str, str] = field(default_factory=dict)
     """Object reference to the parse error of an object the engine cannot use."""
-    synced: bool = False
-    """Set once the initial listings are in the engine: no decision is taken before."""
-    dirty: bool = True
-    touched_quotas: set[str] = field(default_factory=set)
-    touched_pods: set[str] = field(default_factory=set)
-    """Objects seen on the watch since the last write: their fields are compared again."""
-    waiting: dict[str, str] = field(default_factory=dict)
-    """Group name to its pods behind the admission gate, where any wait, as `kubectl get eq`
-    shows them: `4`, or with the gangs among them, `8 (2 gangs)`."""
     reclaim_stamps: dict[str, str] = field(default_factory=dict)
     """Group name to its `last-reclaim` annotation, where it has one (reclaiming.py)."""
     quota_reader: QuotaReader = field(default_factory=QuotaReader)
     """Reads the groups' objects; the echoes of our writes to them mostly from memory."""
 
-    news: list[tuple[Ref, str]] = field(default_factory=list)
-    """Objects found unreadable since the loop last reported them (an Event each)."""
+    # What the watch delivered since the last `take` (an `Observed`'s fields).
+    _changed: bool = field(default=True, init=False, repr=False)
+    _quotas: set[str] = field(default_factory=set, init=False, repr=False)
+    _pods: set[str] = field(default_factory=set, init=False, repr=False)
+    _news: list[tuple[Ref, str]] = field(default_factory=list, init=False, repr=False)
+
+    def take(self) -> Observed:
+        """What the watch delivered since the last take, handed over once: the next take
+        holds only what comes after this one."""
+        observed = Observed(self._changed, self._quotas, self._pods, tuple(self._news))
+        self._changed, self._quotas, self._pods, self._news = False, set(), set(), []
+        return observed
 
     # Watch events, from the kit's caches (observing.py). A key is `namespace/name`, or the name
     # of a Node; a pod's is the cache's string, kept by the view and the engine alike.
@@ -158,8 +193,8 @@ class ClusterView:
             self.reclaim_stamps.pop(metadata["name"], None)
         else:
             self.reclaim_stamps[metadata["name"]] = stamp
-        self.touched_quotas.add(metadata["name"])
-        self.dirty = True
+        self._quotas.add(metadata["name"])
+        self._changed = True
 
     def forget_quota(self, key: str) -> None:
         namespace, name = key.split("/", 1)
@@ -171,14 +206,14 @@ class ClusterView:
             self.quota_fields.pop(name, None)
             self.reclaim_stamps.pop(name, None)
         self.unreadable.pop(f"ElasticQuota {key}", None)
-        self.dirty = True
+        self._changed = True
 
     def observe_pod(self, body: Mapping[str, Any], key: str | None = None) -> None:
         """`key`: the cache's string for it (`key_of`), kept as the pod's key everywhere."""
         key = key_of(body) if key is None else key
         held = label_in(body)
-        self.touched_pods.add(key)
-        self.dirty = True
+        self._pods.add(key)
+        self._changed = True
         try:
             self.engine.set_pod(parse_pod(cast(RawPod, body), key=key), held)
         except ObjectError as error:
@@ -196,7 +231,7 @@ class ClusterView:
         self.engine.remove_pod(key)
         self.idle_labels.pop(key, None)
         self.unreadable.pop(f"Pod {key}", None)
-        self.dirty = True
+        self._changed = True
 
     def pod_keys(self) -> Iterator[str]:
         """Every pod the watch shows: those the engine holds, then the others. Live: use it up
@@ -217,9 +252,14 @@ class ClusterView:
         elif key in self.idle_labels:
             self.idle_labels[key] = label
 
+    def quota_written(self, name: str, fields: QuotaFields) -> None:
+        """A write's answer: the group's object holds `fields` (if it is still seen)."""
+        if name in self.quota_fields:  # not deleted meanwhile
+            self.quota_fields[name] = fields
+
     def observe_node(self, body: Mapping[str, Any]) -> Node | None:
         """The node as read (None: unreadable, not counted), for the node pools too."""
-        self.dirty = True
+        self._changed = True
         try:
             node = parse_node(cast(RawNode, body))
         except ObjectError as error:
@@ -233,23 +273,23 @@ class ClusterView:
     def forget_node(self, key: str) -> None:
         self.engine.remove_node(key)
         self.unreadable.pop(f"Node /{key}", None)
-        self.dirty = True
+        self._changed = True
 
     def observe_pod_group(self, kind: PodGroupKind, body: Mapping[str, Any]) -> None:
         """A PodGroup of one of the three APIs: the minimum of the gang it names. Never raises:
         a minimum that does not read is kept as the gang's problem (an Event on its pods)."""
         self.engine.set_pod_group(parse_pod_group(kind, body))
-        self.dirty = True
+        self._changed = True
 
     def forget_pod_group(self, kind: PodGroupKind, key: str) -> None:
         self.engine.remove_pod_group(f"{kind.source}:{key}")
-        self.dirty = True
+        self._changed = True
 
     def observe_disruption_budget(self, body: Mapping[str, Any]) -> None:
         """A PodDisruptionBudget: reclaim skips the pods it would not let go now. One that does
         not read protects nothing here (the Eviction API still enforces it) and gets an Event."""
         key = key_of(body)
-        self.dirty = True
+        self._changed = True
         try:
             self.engine.set_disruption_budget(parse_disruption_budget(body))
         except ObjectError as error:
@@ -262,7 +302,7 @@ class ClusterView:
     def forget_disruption_budget(self, key: str) -> None:
         self.engine.remove_disruption_budget(key)
         self.unreadable.pop(f"{DISRUPTION_BUDGETS.name} {key}", None)
-        self.dirty = True
+        self._changed = True
 
     def _unreadable(self, ref: Ref, error: ObjectError) -> None:
         """Remember the error; if it is news, queue it to be reported once."""
@@ -271,7 +311,7 @@ class ClusterView:
             return
         logger.warning("ignoring an unreadable object: %s", error)
         self.unreadable[where] = str(error)
-        self.news.append((ref, str(error)))
+        self._news.append((ref, str(error)))
 
 
 def label_in(body: Mapping[str, Any]) -> str | None:

@@ -89,6 +89,10 @@ class Writer:
         """When a write was last answered."""
         self._caught_up = True
         """Every group has been taken once since the workers started (`start`)."""
+        self._waiting: dict[str, str] = {}
+        """Group name to its pods behind the admission gate, where any wait, as `kubectl get
+        eq` shows them (`4`, or with the gangs among them, `8 (2 gangs)`): the groups'
+        `waiting-pods` annotations as the admitter counted them last (`set_waiting`)."""
         self._pool = Pool(
             "writers",
             clock=clock,
@@ -105,6 +109,16 @@ class Writer:
         added = [self.groups.add(name) for name in groups] + [self.pods.add(key) for key in pods]
         if any(added):  # the workers resting have something to do
             self._pool.wake()
+
+    def set_waiting(self, waiting: dict[str, str]) -> set[str]:
+        """The `waiting-pods` annotation of each group where pods wait, from now on; the groups
+        whose annotation is to change."""
+        before, self._waiting = self._waiting, waiting
+        return {
+            group
+            for group in waiting.keys() | before.keys()
+            if waiting.get(group) != before.get(group)
+        }
 
     def clear(self) -> None:
         """Stop writing and forget what was pending (a stand-by writes nothing; a new leader
@@ -158,7 +172,7 @@ class Writer:
             status = view.engine.status(name)
         except KeyError:
             status = None  # the group went away since
-        waiting = view.waiting.get(name, "")
+        waiting = self._waiting.get(name, "")
         wanted = None if status is None else QuotaFields.wanted(status, waiting)
         if ref is None or seen is None or wanted is None or wanted == seen:
             return None  # right already, or no object to write to (it may come: the watch says)
@@ -188,8 +202,7 @@ class Writer:
                 if not isinstance(written, QuotaFields):
                     return written
                 current = written
-            if name in self._view.quota_fields:  # not deleted meanwhile
-                self._view.quota_fields[name] = current
+            self._view.quota_written(name, current)
             if current != wanted:  # e.g. an API server that ignored status on the object
                 return NotHeld(f"ElasticQuota {namespace}/{name} does not hold what was written")
             return None

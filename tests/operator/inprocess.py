@@ -147,7 +147,6 @@ async def in_process(
         caches.start()
         try:
             await caches.wait_ready()
-            view.synced = True
             loop.leading_changed(leading)
             yield parts
         finally:

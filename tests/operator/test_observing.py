@@ -84,7 +84,7 @@ async def test_each_pod_group_api_is_followed_where_the_cluster_serves_it():
                 await eventually(
                     lambda: key not in seen.engine.recompute().pod_groups, what="forgotten"
                 )
-                assert seen.dirty
+                assert seen.take().changed
                 decided = admissions(seen.engine.recompute())
                 assert decided.admitted == ()
                 assert {why.message for why in decided.waiting.values()} == {
@@ -154,7 +154,7 @@ async def test_disruption_budgets_are_followed_and_one_that_does_not_read_is_rep
                 broken = {**stored, "spec": {"minAvailable": 3, "selector": "job-name=train"}}
                 api.storage.put(api.catalog.named("poddisruptionbudgets"), broken, type="MODIFIED")
                 await eventually(lambda: not seen.engine.recompute().budgets, what="it dropped")
-                (news,) = seen.news
+                (news,) = seen.take().unreadable
                 assert news[0].kind == "PodDisruptionBudget" and news[0].api_version == "policy/v1"
                 assert news[1] == (
                     "PodDisruptionBudget team-b/train: spec.selector: expected a label selector"
