@@ -55,7 +55,9 @@ class Cluster:
             stderr=asyncio.subprocess.PIPE,
         )
         out, err = await process.communicate(None if stdin is None else stdin.encode())
-        assert process.returncode == 0, f"$ {command}\n(exit {process.returncode})\n{out!r}{err!r}"
+        assert process.returncode == 0, (
+            f"$ {command}\n(exit {process.returncode})\n{out.decode()}{err.decode()}"
+        )
         return out.decode()
 
     async def namespace(self, prefix: str) -> str:

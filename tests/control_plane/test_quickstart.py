@@ -29,7 +29,9 @@ from tests.control_plane.product import helm_install, running, webhook_configura
 from tests.kubectl import Kubectl, rows
 from tests.test_readme_quickstart import QuickStart, commands, row
 
-WEBHOOK_DOWN = r'failed calling webhook "elasticquotas\.elastic-quota\.webhook".*connection refused'
+WEBHOOK_DOWN = (
+    r'(?s)failed calling webhook "elasticquotas\.elastic-quota\.webhook".*connection refused'
+)
 UNGUARDED = json.dumps(
     {
         "apiVersion": "v1",
