@@ -24,12 +24,12 @@ room.
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
 from ..model import Pod, format_quantity, listing
 from ..numbers import NP_USED, USED
-from ..state import Snapshot, gang_minimum, gang_unready
+from ..state import Member, Snapshot, gang_minimum, gang_unready
 
 
 def queue_order(pod: Pod) -> tuple[int, float, str]:
@@ -191,7 +191,13 @@ def admissions(snapshot: Snapshot, *, holding: Collection[str] = ()) -> Admissio
     after the edge lifted the gates admits nobody twice. An unbound pod not in `holding`
     counts only once bound.
     """
-    accounts, pods, gated = snapshot.accounts, snapshot.pods, snapshot.gated
+    accounts, pods, gated, gangs_of = (
+        snapshot.accounts,
+        snapshot.pods,
+        snapshot.gated,
+        snapshot.gangs,
+    )
+    members_of = snapshot.members
     queues: dict[int, list[Entry]] = {}
     waiting: dict[str, Wait] = {}
     counts: dict[str, int] = {}
@@ -200,12 +206,12 @@ def admissions(snapshot: Snapshot, *, holding: Collection[str] = ()) -> Admissio
     for key in gated - set(holding):
         member = pods[key]
         gang = member.pod.gang
-        if gang is None or _admitted(snapshot, gang.key, holding):
+        if gang is None or _admitted(gangs_of[gang.key], gated, pods, holding):
             queues.setdefault(member.group, []).append(Entry(((member.pod, member.request),)))
         elif gang.key not in gangs:
             gangs.add(gang.key)
             members = sorted(
-                (m for k in snapshot.gangs[gang.key] if not (m := pods[k]).pod.terminating),
+                (m for k in gangs_of[gang.key] if not (m := pods[k]).pod.terminating),
                 key=lambda m: queue_order(m.pod),
             )
             unready = gang_unready(snapshot, gang.key, members)
@@ -231,7 +237,7 @@ def admissions(snapshot: Snapshot, *, holding: Collection[str] = ()) -> Admissio
             min=accounts.effective_min[group].tolist(),
             locked=accounts.total[group, accounts.block(NP_USED)].tolist(),
         )
-        for member in snapshot.members[group]:
+        for member in members_of[group]:
             pod = member.pod
             if pod.key in holding and not pod.scheduled:
                 budget.hold(pod.key, member.request, pod.preemptible)
@@ -244,15 +250,13 @@ def admissions(snapshot: Snapshot, *, holding: Collection[str] = ()) -> Admissio
     return Admissions(tuple(admitted), waiting, counts, gang_counts)
 
 
-def _admitted(snapshot: Snapshot, gang: str, holding: Collection[str]) -> bool:
+def _admitted(
+    gang: Set[str], gated: Set[str], pods: Mapping[str, Member], holding: Collection[str]
+) -> bool:
     """Whether any pod of the gang is past the gate (or was admitted a moment ago) and not
     leaving: the pods of a gang being deleted (reclaimed whole, say) do not make the gang's
     new pods single pods; those are admitted together again."""
-    gated, pods = snapshot.gated, snapshot.pods
-    return any(
-        (k not in gated or k in holding) and not pods[k].pod.terminating
-        for k in snapshot.gangs[gang]
-    )
+    return any((k not in gated or k in holding) and not pods[k].pod.terminating for k in gang)
 
 
 def _add(tally: dict[str, int], more: dict[str, int]) -> None:
