@@ -167,7 +167,8 @@ def admit(group: str, budget: Budget, entries: Sequence[Entry]) -> Admissions:
                     waiting[pod.key] = Wait(Cause.QUOTA, f"{group} {more}")
             continue
         first = core[0][0].key
-        waiting.update((pod.key, Wait(Cause.QUOTA, f"{group} {why}")) for pod, _ in entry.pods)
+        short = Wait(Cause.QUOTA, f"{group} {why}")  # one value, shared by the entry's pods
+        waiting.update((pod.key, short) for pod, _ in entry.pods)
         gangs += bool(entry.gang)
         ahead = f"gang {entry.gang}" if entry.gang else first
         behind = Wait(Cause.QUOTA, f"{ahead} waits first in {group} ({why})")
@@ -223,7 +224,8 @@ def admissions(snapshot: Snapshot, *, holding: Collection[str] = ()) -> Admissio
                 )
                 queues.setdefault(member.group, []).append(entry)
             else:
-                waiting.update((m.pod.key, Wait(Cause.GANG, unready)) for m in members)
+                unjudged = Wait(Cause.GANG, unready)
+                waiting.update((m.pod.key, unjudged) for m in members)
                 names = [accounts.tree.groups[m.group].name for m in members]
                 _add(counts, {name: names.count(name) for name in names})
                 _add(gang_counts, dict.fromkeys(names, 1))
