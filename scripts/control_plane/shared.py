@@ -52,11 +52,19 @@ class Joined:
             if _current(self.directory.parent) == self.directory:
                 with (self.directory / USERS).open("a") as users:
                     if not _try_lock(users, fcntl.LOCK_EX):
-                        return  # others still hold it: one of them waits
+                        # Others still hold it: one of them waits. The runner, if this process
+                        # started it, is kept referenced: its Popen must not be collected (a
+                        # ResourceWarning) while it runs; it exits after this process.
+                        if self._runner is not None:
+                            _outliving.append(self._runner)
+                        return
                     fcntl.flock(users, fcntl.LOCK_UN)  # the runner's to take
             time.sleep(0.1)
         if self._runner is not None:
-            self._runner.wait(max(deadline - time.monotonic(), 1.0))
+            try:
+                self._runner.wait(max(deadline - time.monotonic(), 1.0))
+            except subprocess.TimeoutExpired:
+                _outliving.append(self._runner)
 
 
 def _current(root: Path) -> Path | None:
@@ -169,3 +177,4 @@ def unheld(directory: Path) -> bool:
 
 
 _kept: list[IO[str]] = []
+_outliving: list[subprocess.Popen[bytes]] = []
