@@ -105,7 +105,7 @@ def main(argv: list[str]) -> int:
             print(f"go {pinned.go} or newer; cache {cache_root() / pinned.key}")
             return 0
         if arguments.command == "build":
-            cached = Built(cache_root() / versions().key)
+            cached = Built(cache_root() / versions().key)  # $ELASTIC_QUOTA_KUBERNETES_MODULE
             if cached.complete():
                 record = json.loads((cached.root / "built.json").read_text())
                 print(
@@ -119,6 +119,9 @@ def main(argv: list[str]) -> int:
     except GoMissing as missing:
         print(missing, file=sys.stderr)
         return 2
+    except RuntimeError as failed:  # a go build that failed: what go said
+        print(f"control plane: {failed}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

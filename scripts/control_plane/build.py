@@ -33,6 +33,9 @@ KUBERNETES_MODULE, ETCD_MODULE, KWOK_MODULE = (
     MODULES / "etcd",
     MODULES / "kwok",
 )
+# Another Kubernetes module instead of `kubernetes/` (a folder of tools/control-plane/):
+# `kubernetes-1.37`, the newest release served, which needs Go 1.27 (GOTOOLCHAIN=go1.27.3).
+KUBERNETES_CHOICE = "ELASTIC_QUOTA_KUBERNETES_MODULE"
 # The Kubernetes binaries of the kubernetes module; etcd and kwok are one each.
 KUBERNETES_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 BINARIES = ("etcd", *KUBERNETES_COMMANDS, "kwok")
@@ -77,14 +80,27 @@ def _go_directive(go_mod: Path) -> str:
     return found.group(1)
 
 
-def versions() -> Versions:
+def kubernetes_module(environ: Mapping[str, str] = os.environ) -> Path:
+    """The Kubernetes wrapper module: `kubernetes/` unless $ELASTIC_QUOTA_KUBERNETES_MODULE
+    names another folder of tools/control-plane/."""
+    chosen = environ.get(KUBERNETES_CHOICE)
+    if not chosen:
+        return KUBERNETES_MODULE
+    module = MODULES / chosen
+    if not (module / "go.mod").is_file():
+        raise ValueError(f"{KUBERNETES_CHOICE}={chosen}: no go.mod in {module}")
+    return module
+
+
+def versions(environ: Mapping[str, str] = os.environ) -> Versions:
     """The pinned versions, as the wrapper modules' go.mod files require them."""
+    kubernetes = kubernetes_module(environ)
     return Versions(
-        kubernetes=_required(KUBERNETES_MODULE / "go.mod", "k8s.io/kubernetes"),
+        kubernetes=_required(kubernetes / "go.mod", "k8s.io/kubernetes"),
         etcd=_required(ETCD_MODULE / "go.mod", "go.etcd.io/etcd/server/v3"),
         kwok=_required(KWOK_MODULE / "go.mod", "sigs.k8s.io/kwok"),
         go=max(
-            (_go_directive(m / "go.mod") for m in (KUBERNETES_MODULE, ETCD_MODULE, KWOK_MODULE)),
+            (_go_directive(m / "go.mod") for m in (kubernetes, ETCD_MODULE, KWOK_MODULE)),
             key=_version_tuple,
         ),
     )
@@ -117,7 +133,7 @@ def go_binary(need: str, environ: Mapping[str, str] = os.environ) -> str:
                 [candidate, "env", "GOVERSION"],
                 capture_output=True,
                 text=True,
-                env={**environ, "GOTOOLCHAIN": "local"},
+                env={**environ, "GOTOOLCHAIN": environ.get("GOTOOLCHAIN", "local")},
             )
             have = done.stdout.strip().removeprefix("go")
             if done.returncode == 0 and _version_tuple(have) >= _version_tuple(need):
@@ -174,13 +190,33 @@ def _kubernetes_ldflags(version: str) -> str:
     )
 
 
-def _go_env(environ: Mapping[str, str]) -> dict[str, str]:
+def _go_env(environ: Mapping[str, str], module: Path, local: str) -> dict[str, str]:
+    """The build's environment for `module`. Go as installed (`local`) builds every module
+    whose go directive it meets; $GOTOOLCHAIN (a newer Go from the module proxy) only those
+    it does not: etcd v3.6.13's grpc does not compile with Go 1.27, Kubernetes 1.37 needs it."""
+    needs = _go_directive(module / "go.mod")
+    toolchain = (
+        "local"
+        if _version_tuple(needs) <= _version_tuple(local)
+        else environ.get("GOTOOLCHAIN", "local")  # never fetch a toolchain unasked
+    )
     return {
         **environ,
         "CGO_ENABLED": "0",  # static, as Kubernetes' own releases of these binaries
-        "GOTOOLCHAIN": environ.get("GOTOOLCHAIN", "local"),  # never fetch a toolchain unasked
+        "GOTOOLCHAIN": toolchain,
         "GOFLAGS": "-mod=readonly -trimpath -buildvcs=false",  # go.sum as committed
     }
+
+
+def _local_go(go: str, environ: Mapping[str, str]) -> str:
+    done = subprocess.run(
+        [go, "env", "GOVERSION"],
+        capture_output=True,
+        text=True,
+        env={**environ, "GOTOOLCHAIN": "local"},
+        check=True,
+    )
+    return done.stdout.strip().removeprefix("go")
 
 
 def _say(message: str) -> None:
@@ -189,7 +225,8 @@ def _say(message: str) -> None:
 
 def build(environ: Mapping[str, str] = os.environ, *, quiet: bool = False) -> Built:
     """The binaries for the pinned versions: from the cache, or built into it first."""
-    pinned = versions()
+    pinned = versions(environ)
+    kubernetes = kubernetes_module(environ)
     root = cache_root(environ)
     built = Built(root / pinned.key)
     if built.complete():
@@ -202,7 +239,7 @@ def build(environ: Mapping[str, str] = os.environ, *, quiet: bool = False) -> Bu
         partial = root / f"{pinned.key}.partial-{os.getpid()}"
         shutil.rmtree(partial, ignore_errors=True)
         (partial / "bin").mkdir(parents=True)
-        env = _go_env(environ)
+        local = _local_go(go, environ)
         say(f"building {', '.join(BINARIES)} into {built.root} (the first time takes minutes)")
         started = time.monotonic()
         seconds: dict[str, float] = {}
@@ -211,7 +248,7 @@ def build(environ: Mapping[str, str] = os.environ, *, quiet: bool = False) -> Bu
             *(
                 (
                     name,
-                    KUBERNETES_MODULE,
+                    kubernetes,
                     f"k8s.io/kubernetes/cmd/{name}",
                     _kubernetes_ldflags(pinned.kubernetes),
                 )
@@ -225,7 +262,7 @@ def build(environ: Mapping[str, str] = os.environ, *, quiet: bool = False) -> Bu
             done = subprocess.run(
                 [go, "build", "-ldflags", ldflags, "-o", str(partial / "bin" / name), package],
                 cwd=module,
-                env=env,
+                env=_go_env(environ, module, local),
                 capture_output=True,
                 text=True,
             )
@@ -233,11 +270,23 @@ def build(environ: Mapping[str, str] = os.environ, *, quiet: bool = False) -> Bu
                 raise RuntimeError(f"go build {package} failed in {module}:\n{done.stderr}")
             seconds[name] = round(time.monotonic() - began, 1)
             say(f"built {name} in {seconds[name]:.0f} s")
-        _copy_stages(go, env, partial / "stages")
+        _copy_stages(go, _go_env(environ, KWOK_MODULE, local), partial / "stages")
         total = round(time.monotonic() - started, 1)
-        go_version = subprocess.run(
-            [go, "env", "GOVERSION"], capture_output=True, text=True, env=env, check=True
-        ).stdout.strip()
+        go_version = ", ".join(
+            sorted(
+                {
+                    subprocess.run(
+                        [go, "env", "GOVERSION"],
+                        cwd=module,
+                        env=_go_env(environ, module, local),
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                    ).stdout.strip()
+                    for module in {module for _, module, _, _ in jobs}
+                }
+            )
+        )
         record = {
             "kubernetes": pinned.kubernetes,
             "etcd": pinned.etcd,

@@ -50,15 +50,27 @@ STAGING = [
 
 
 def test_every_staging_module_is_replaced_at_the_release_of_kubernetes() -> None:
-    pinned = build.versions()
+    pinned = build.versions({})
     major, minor, patch = pinned.kubernetes.removeprefix("v").split(".")
     assert major == "1"
     replaces = build.staging_replaces()
     assert replaces == {f"k8s.io/{module}": f"v0.{minor}.{patch}" for module in STAGING}
 
 
+def test_the_newest_release_replaces_its_32_staging_modules_and_needs_go_1_27() -> None:
+    environ = {build.KUBERNETES_CHOICE: "kubernetes-1.37"}
+    module = build.kubernetes_module(environ)
+    pinned = build.versions(environ)
+    assert (pinned.kubernetes, pinned.go) == ("v1.37.2", "1.27.0")
+    assert pinned.key == "v1.37.2-etcd3.6.13-kwok0.8.0"
+    replaces = build.staging_replaces(module / "go.mod")
+    assert replaces == {f"k8s.io/{m}": "v0.37.2" for m in [*STAGING, "ktesting"]}
+    with pytest.raises(ValueError, match=r"no go\.mod"):
+        build.kubernetes_module({build.KUBERNETES_CHOICE: "kubernetes-9.99"})
+
+
 def test_the_versions_are_the_go_mod_files_and_key_the_cache() -> None:
-    pinned = build.versions()
+    pinned = build.versions({})
     assert (pinned.kubernetes, pinned.etcd, pinned.kwok) == ("v1.36.3", "v3.6.13", "v0.8.0")
     root = build.cache_root({"XDG_CACHE_HOME": "/cache"})
     assert root / pinned.key == Path(
@@ -109,7 +121,7 @@ def test_the_build_command_without_go_exits_with_that_line(tmp_path: Path) -> No
         [sys.executable, "-m", "scripts.control_plane", "build"],
         cwd=REPO,
         env={
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k != build.KUBERNETES_CHOICE},
             "GO": str(tmp_path / "no-go"),
             "XDG_CACHE_HOME": str(tmp_path / "empty-cache"),
         },

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.control_plane.build import BINARIES, Built
+from scripts.control_plane.build import BINARIES, Built, versions
 from scripts.control_plane.plane import ControlPlane, ControlPlaneError
 from tests.control_plane.cluster import Cluster
 from tests.waiting import eventually
@@ -40,7 +40,7 @@ async def test_kubectl_sees_four_ready_kwok_nodes_of_the_pinned_release(cluster:
     table = await cluster.kubectl("kubectl get nodes --no-headers")
     assert [line.split()[1] for line in table.splitlines()] == ["Ready"] * 4
     version = json.loads(await cluster.kubectl("kubectl version -o json"))
-    assert version["serverVersion"]["gitVersion"] == "v1.36.3"
+    assert version["serverVersion"]["gitVersion"] == versions().kubernetes
 
 
 async def test_a_deployments_pods_run_on_kwok_nodes(cluster: Cluster) -> None:
