@@ -89,6 +89,22 @@ class QuickStart:
         assert check is not None, f"no claim checked for the README command {command!r}"
         await check(command)
 
+    async def team_b_is_done(self, *, timeout: float = 20) -> None:
+        """After the README: team-b gives its guarantee back, and the waiting replacement is
+        admitted once team-a has room."""
+        await self.kubectl.run("kubectl delete -f examples/quickstart/reclaim.yaml")
+        await self.kubectl.until(
+            "kubectl get pods -n team-a",
+            lambda r: [x["STATUS"] for x in rows(r.out)] == ["Running"] * 5,
+            what="team-a's five pods running, none gated",
+            timeout=timeout,
+        )
+        await self.kubectl.until(
+            "kubectl get eq -A",
+            lambda r: row(r, "team-a")["WAITING"] == "",
+            what="the WAITING column cleared",
+        )
+
     # Step 1.
 
     async def _kubectl_get_eq_n_koordinator_system(self, command: str) -> None:
@@ -233,18 +249,7 @@ async def test_the_readme_quick_start_through_kubectl(tmp_path):
                 story = QuickStart(api, kubectl, operator)
                 for command in rest:
                     await story.play(command)
-                # team-b is done: the waiting replacement is admitted once team-a has room.
-                await kubectl.run("kubectl delete -f examples/quickstart/reclaim.yaml")
-                await kubectl.until(
-                    "kubectl get pods -n team-a",
-                    lambda r: [x["STATUS"] for x in rows(r.out)] == ["Running"] * 5,
-                    what="team-a's five pods running, none gated",
-                )
-                await kubectl.until(
-                    "kubectl get eq -A",
-                    lambda r: row(r, "team-a")["WAITING"] == "",
-                    what="the WAITING column cleared",
-                )
+                await story.team_b_is_done()
                 assert api.count("create", "pods", "eviction") == 1
         finally:
             await deployments.stop()

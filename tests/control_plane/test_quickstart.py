@@ -26,8 +26,8 @@ from scripts.control_plane.build import Built
 from scripts.control_plane.plane import PRODUCT_ACCOUNTS, ControlPlane, audit_events, audited
 from tests.control_plane.cluster import Cluster
 from tests.control_plane.product import helm_install, running, webhook_configurations
-from tests.kubectl import Kubectl, rows
-from tests.test_readme_quickstart import QuickStart, commands, row
+from tests.kubectl import Kubectl
+from tests.test_readme_quickstart import QuickStart, commands
 
 WEBHOOK_DOWN = (
     r'(?s)failed calling webhook "elasticquotas\.elastic-quota\.webhook".*connection refused'
@@ -99,19 +99,7 @@ async def test_the_readme_quick_start_on_the_real_control_plane(
             story = QuickStart(Audit(plane), kubectl, operator)  # type: ignore[arg-type]
             for command in rest:
                 await story.play(command)
-            # team-b is done: the waiting replacement is admitted once team-a has room.
-            await kubectl.run("kubectl delete -f examples/quickstart/reclaim.yaml")
-            await kubectl.until(
-                "kubectl get pods -n team-a",
-                lambda r: [x["STATUS"] for x in rows(r.out)] == ["Running"] * 5,
-                what="team-a's five pods running, none gated",
-                timeout=60,
-            )
-            await kubectl.until(
-                "kubectl get eq -A",
-                lambda r: row(r, "team-a")["WAITING"] == "",
-                what="the WAITING column cleared",
-            )
+            await story.team_b_is_done(timeout=60)
             assert audited(plane.audit_log, "create", "pods", "eviction", code=201) == 1
 
             # With the webhook down, admission follows the chart's failure policies: a change
