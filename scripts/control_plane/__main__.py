@@ -22,7 +22,8 @@ from pathlib import Path
 
 from scripts.control_plane import shared
 from scripts.control_plane.build import Built, GoMissing, build, cache_root, versions
-from scripts.control_plane.plane import ControlPlane, ControlPlaneError
+from scripts.control_plane.plane import ControlPlane
+from scripts.control_plane.processes import ControlPlaneError
 
 
 def _run(arguments: argparse.Namespace) -> int:

@@ -12,11 +12,7 @@ and untainted, or raises saying which is not, with the logs' last lines.
 
 from __future__ import annotations
 
-import json
-import signal
-import socket
 import ssl
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -27,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from scripts.control_plane.audit import AUDIT_POLICY
 from scripts.control_plane.build import Built
 from scripts.control_plane.certs import (
     SERVING_IPS,
@@ -35,6 +32,8 @@ from scripts.control_plane.certs import (
     Pair,
     service_account_keys,
 )
+from scripts.control_plane.client import Client
+from scripts.control_plane.processes import Component, ControlPlaneError, Ports, tail
 
 STAGES = Path(__file__).resolve().parent / "stages"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
@@ -43,130 +42,7 @@ POD_CIDR = "10.244.0.0/16"
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 NODE_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "110"}
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
-# What the API server's audit log records: the evictions asked for, whoever asked, and every
-# request of the product's ServiceAccounts (in the namespace its chart installs into).
-PRODUCT_ACCOUNTS = "system:serviceaccounts:koordinator-system"
-AUDIT_POLICY = {
-    "apiVersion": "audit.k8s.io/v1",
-    "kind": "Policy",
-    "omitStages": ["RequestReceived"],
-    "rules": [
-        {"level": "Metadata", "resources": [{"group": "", "resources": ["pods/eviction"]}]},
-        {"level": "Metadata", "userGroups": [PRODUCT_ACCOUNTS]},
-        {"level": "None"},
-    ],
-}
-_LOG_TAIL = 40  # lines of each log in a failure's message
 _POLL = 0.1
-
-
-class ControlPlaneError(RuntimeError):
-    """The control plane did not come up, or a component of it died: says which, and why."""
-
-
-def tail(path: Path, lines: int = _LOG_TAIL) -> str:
-    if not path.exists():
-        return "(no log)"
-    text = path.read_text(errors="replace").splitlines()
-    return "\n".join(text[-lines:]) or "(empty log)"
-
-
-class _Ports:
-    """Ports on loopback, each checked free, none handed out twice by one control plane."""
-
-    def __init__(self) -> None:
-        self._given: set[int] = set()
-
-    def take(self) -> int:
-        while True:
-            with socket.socket() as sock:
-                sock.bind(("127.0.0.1", 0))
-                port = int(sock.getsockname()[1])
-            if port not in self._given:
-                self._given.add(port)
-                return port
-
-
-@dataclass(frozen=True)
-class Client:
-    """Requests as the admin (system:masters), with the files `ControlPlane` wrote in `pki`."""
-
-    server: str
-    pki: Path
-
-    def context(self) -> ssl.SSLContext:
-        context = ssl.create_default_context(cafile=str(self.pki / "ca.crt"))
-        context.load_cert_chain(self.pki / "admin.crt", self.pki / "admin.key")
-        return context
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        body: object = None,
-        *,
-        timeout: float = 10.0,
-        content_type: str = "application/json",
-    ) -> tuple[int, Any]:
-        """One request: (status, the decoded body, or its text if it is not JSON)."""
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.server + path,
-            data=data,
-            method=method,
-            headers={"Content-Type": content_type, "Accept": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, context=self.context(), timeout=timeout) as r:
-                status, raw = r.status, r.read()
-        except urllib.error.HTTPError as error:
-            status, raw = error.code, error.read()
-        try:
-            return status, json.loads(raw)
-        except ValueError:
-            return status, raw.decode(errors="replace")
-
-    def get(self, path: str) -> Any:
-        """The object or list at `path`; anything but 200 is an error that says what came."""
-        status, body = self.request("GET", path)
-        if status != 200:
-            raise RuntimeError(f"GET {path}: {status} {body}")
-        return body
-
-
-@dataclass
-class Component:
-    name: str
-    command: Callable[[], list[str]]  # its arguments, read again on a restart (new ports)
-    probe: Callable[[], str | None]  # None when ready, else what is not
-    log: Path
-    ports: Callable[[], None] = lambda: None  # takes new ports (after "address in use")
-    popen: subprocess.Popen[bytes] | None = None
-    restarts: int = 0
-
-    def start(self) -> None:
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        with self.log.open("ab") as log:
-            self.popen = subprocess.Popen(
-                self.command(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,  # Ctrl-C reaches the runner, which stops them in order
-            )
-
-    def exited(self) -> int | None:
-        return None if self.popen is None else self.popen.poll()
-
-    def stop(self, grace: float = 10.0) -> None:
-        if self.popen is None or self.popen.poll() is not None:
-            return
-        self.popen.send_signal(signal.SIGTERM)
-        try:
-            self.popen.wait(grace)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            self.popen.wait()
 
 
 @dataclass
@@ -186,7 +62,7 @@ class ControlPlane:
         assert {"etcd", "kube-apiserver"} <= set(self.components), "etcd and the API server"
         self.directory.mkdir(parents=True, exist_ok=True)
         self.logs = self.directory / "logs"
-        self._ports = _Ports()
+        self._ports = Ports()
         self.etcd_port, self.peer_port, self.apiserver_port = (self._ports.take() for _ in "eap")
         self.controller_manager_port, self.scheduler_port, self.kwok_port = (
             self._ports.take() for _ in "csk"
@@ -627,29 +503,3 @@ class ControlPlane:
 
     def __exit__(self, *_: object) -> None:
         self.stop()
-
-
-def audit_events(audit_log: Path) -> list[dict[str, Any]]:
-    """The audit log's events for completed requests (AUDIT_POLICY says which are kept)."""
-    if not audit_log.exists():
-        return []
-    events = [json.loads(line) for line in audit_log.read_text().splitlines() if line]
-    return [event for event in events if event.get("stage") == "ResponseComplete"]
-
-
-def audited(
-    audit_log: Path, verb: str, resource: str, subresource: str = "", code: int | None = None
-) -> int:
-    """How many requests the audit log holds for `verb` on `resource` (/`subresource`),
-    answered with `code` if given."""
-    count = 0
-    for event in audit_events(audit_log):
-        reference = event.get("objectRef", {})
-        if (
-            event.get("verb") == verb
-            and reference.get("resource") == resource
-            and reference.get("subresource", "") == subresource
-            and code in (None, event.get("responseStatus", {}).get("code"))
-        ):
-            count += 1
-    return count

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from scripts.control_plane.build import REPO, build
-from scripts.control_plane.plane import ControlPlaneError
+from scripts.control_plane.processes import ControlPlaneError
 
 START_LOCK, CURRENT, USERS, READY, FAILED, STOPPED = (
     "start.lock",

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scripts.control_plane.plane import Client
+from scripts.control_plane.client import Client
 from tests.waiting import eventually
 
 KUBECTL = "/usr/bin/kubectl"

@@ -21,7 +21,7 @@ import pytest
 
 from scripts.control_plane import shared
 from scripts.control_plane.build import Built, GoMissing, build
-from scripts.control_plane.plane import tail
+from scripts.control_plane.processes import tail
 from tests.control_plane.cluster import Cluster
 
 

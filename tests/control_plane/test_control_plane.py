@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from scripts.control_plane.build import BINARIES, Built, versions
-from scripts.control_plane.plane import ControlPlane, ControlPlaneError
+from scripts.control_plane.plane import ControlPlane
+from scripts.control_plane.processes import ControlPlaneError
 from tests.control_plane.cluster import Cluster
 from tests.waiting import eventually
 

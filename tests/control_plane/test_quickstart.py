@@ -22,8 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from scripts.control_plane.audit import PRODUCT_ACCOUNTS, audit_events, audited
 from scripts.control_plane.build import Built
-from scripts.control_plane.plane import PRODUCT_ACCOUNTS, ControlPlane, audit_events, audited
+from scripts.control_plane.plane import ControlPlane
 from tests.control_plane.cluster import Cluster
 from tests.control_plane.product import helm_install, running, webhook_configurations
 from tests.kubectl import Kubectl
