@@ -83,6 +83,7 @@ def pod(
         "containers": [
             {
                 "name": "main",
+                "image": "registry.k8s.io/pause:3.10",  # the real server requires one
                 "resources": {
                     "requests": {k.replace("_com_", ".com/"): v for k, v in requests.items()}
                 },

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 from collections.abc import Callable
 from typing import Any
 
@@ -24,10 +25,22 @@ class ApiCallError(Exception):
 
 
 class Client:
-    def __init__(self, url: str, *, token: str = "admin", agent: str = "emulator-tests") -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = "admin",
+        agent: str = "emulator-tests",
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        """`token`: a bearer token; `tls`: a context with a client certificate instead (the
+        real server's admin)."""
         self.url = url.rstrip("/")
-        headers = {"Authorization": f"Bearer {token}", "User-Agent": agent}
-        self.session = aiohttp.ClientSession(headers=headers)
+        headers = {"User-Agent": agent}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
+        connector = aiohttp.TCPConnector(ssl=tls) if tls is not None else None
+        self.session = aiohttp.ClientSession(headers=headers, connector=connector)
 
     async def close(self) -> None:
         await self.session.close()

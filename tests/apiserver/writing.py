@@ -205,9 +205,17 @@ async def delete(
             200,
             warnings,
         )
-    gone = api.storage.remove(resource, key_of(namespace, name))
     if resource.plural == "pods":
+        # A pod is deleted gracefully even at grace 0: marked (MODIFIED), then removed.
+        marked = {
+            **metadata,
+            "deletionTimestamp": strategies.now(),
+            "deletionGracePeriodSeconds": 0,
+        }
+        api.storage.put(resource, {**old, "metadata": marked}, type="MODIFIED")
+        gone = api.storage.remove(resource, key_of(namespace, name))
         return responses.raw(gone.raw, 200, warnings)
+    api.storage.remove(resource, key_of(namespace, name))
     details = {"name": name, "kind": resource.plural, "uid": metadata.get("uid")}
     if resource.group:
         details["group"] = resource.group

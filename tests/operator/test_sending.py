@@ -208,8 +208,10 @@ async def test_a_label_refused_with_retry_after_is_written_again_no_sooner(api):
         op.run()
         # The three writes run side by side: p0's refusal may come after the other two labels.
         await op.converged(
-            lambda: None not in (label(api, "p1"), label(api, "p2"))
-            and writes(op.metrics, "Pod", "error") == 1,
+            lambda: (
+                None not in (label(api, "p1"), label(api, "p2"))
+                and writes(op.metrics, "Pod", "error") == 1
+            ),
             "the other labels and p0's refusal",
         )
         assert label(api, "p0") is None
