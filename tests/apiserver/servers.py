@@ -122,13 +122,13 @@ async def real(server: str, pki: Path) -> Server:
         status, answer = admin.request("POST", "/api/v1/namespaces", body)
         assert status == 201, (status, answer)
     # The ServiceAccount admission plugin refuses pods until the namespace's `default` exists.
-    await eventually(
-        lambda: (
-            admin.request("GET", f"/api/v1/namespaces/{apps}/serviceaccounts/default")[0] == 200
-        ),
-        timeout=30,
-        what=f"the ServiceAccount {apps}/default",
-    )
+    for namespace in (apps, quotas):
+        path = f"/api/v1/namespaces/{namespace}/serviceaccounts/default"
+        await eventually(
+            lambda path=path: admin.request("GET", path)[0] == 200,
+            timeout=30,
+            what=f"the ServiceAccount {namespace}/default",
+        )
     client = Client(server, token=None, tls=tls(pki))
     return Server("kube-apiserver", client, apps, quotas, catalog, admin=admin)
 
@@ -144,7 +144,7 @@ async def _install_crd(admin: AdminClient) -> None:
         found = admin.get(f"{path}/{crd['metadata']['name']}")
         return any(
             c["type"] == "Established" and c["status"] == "True"
-            for c in found.get("status", {}).get("conditions", [])
+            for c in (found.get("status") or {}).get("conditions") or []
         )
 
     await eventually(established, timeout=30, what="the ElasticQuota CRD established")
