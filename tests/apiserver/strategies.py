@@ -42,14 +42,14 @@ def fill_for_create(resource: Resource, obj: dict[str, Any]) -> dict[str, Any]:
         _label_namespace(obj)
         obj.setdefault("spec", {"finalizers": ["kubernetes"]})
         obj["status"] = {"phase": "Active"}
-    return omit_empty(resource, obj)
+    return omit_empty(obj)
 
 
-def omit_empty(resource: Resource, obj: dict[str, Any]) -> dict[str, Any]:
-    """A built-in's empty labels and annotations are not stored (Go's `omitempty`); a custom
-    resource keeps its JSON as sent."""
+def omit_empty(obj: dict[str, Any]) -> dict[str, Any]:
+    """Empty labels and annotations are not stored (Go's `omitempty` on ObjectMeta, which a
+    custom resource's metadata goes through too)."""
     metadata = obj.get("metadata") or {}
-    if resource.custom or not any(metadata.get(key) == {} for key in _MAPS):
+    if not any(metadata.get(key) == {} for key in _MAPS):
         return obj
     kept = {k: v for k, v in metadata.items() if not (k in _MAPS and v == {})}
     return {**obj, "metadata": kept}
@@ -125,7 +125,7 @@ def prepare_update(
                 kept.pop(key, None)
                 if key in metadata:
                     kept[key] = metadata[key]
-        return omit_empty(resource, {**result, "metadata": kept})
+        return omit_empty({**result, "metadata": kept})
     if status_split:
         if "status" in old:
             new["status"] = old["status"]
@@ -138,7 +138,7 @@ def prepare_update(
         _label_namespace(new)
     if "generation" in old_meta and _outside_metadata(new) != _outside_metadata(old):
         metadata["generation"] = int(old_meta["generation"]) + 1
-    return omit_empty(resource, new)
+    return omit_empty(new)
 
 
 def _outside_metadata(obj: dict[str, Any]) -> dict[str, Any]:

@@ -123,7 +123,7 @@ async def test_kubectl_apply_creates_then_patches_as_kubectl_does(api, tmp_path)
 async def test_kubectl_patch_label_and_annotate_send_the_patch_types_the_server_takes(
     api, tmp_path
 ):
-    api.seed(quota("team"), pod("web-1"))
+    api.seed(quota("team", labels={"team": "a"}), pod("web-1"))  # JSON patch adds to the map
     kubectl = Kubectl(api, tmp_path)
     await kubectl.run('kubectl patch pod web-1 -n apps -p \'{"metadata":{"labels":{"a":"b"}}}\'')
     refused = await kubectl.run(
@@ -144,7 +144,7 @@ async def test_kubectl_patch_label_and_annotate_send_the_patch_types_the_server_
     await kubectl.run("kubectl annotate pod web-1 -n apps note=hi")
     team = api.get("elasticquotas", "team", "quotas")
     assert team["spec"]["max"] == {"cpu": "2"}
-    assert team["metadata"]["labels"] == {"j": "1", "tier": "gold"}
+    assert team["metadata"]["labels"] == {"team": "a", "j": "1", "tier": "gold"}
     web = api.get("pods", "web-1", "apps")
     assert web["metadata"]["labels"]["a"] == "b" and web["metadata"]["annotations"]["note"] == "hi"
 

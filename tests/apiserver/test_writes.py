@@ -1,5 +1,6 @@
 """Writes as kube-apiserver applies them: status subresource separation, the three patch
-types, optimistic concurrency, no-op writes, finalizers, graceful pod deletion."""
+types, optimistic concurrency, no-op writes, finalizers, graceful pod deletion. The tests taking
+`server` run on the emulator and on the real kube-apiserver."""
 
 from __future__ import annotations
 
@@ -8,33 +9,37 @@ import pytest
 from tests.apiserver import ApiServer, Config
 from tests.apiserver.client import Client
 from tests.apiserver.conftest import MERGE, PODS, QUOTAS
+from tests.apiserver.servers import Server
 from tests.manifests import pod, quota
 
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 
 
-async def test_create_fills_system_fields_and_generates_names(api, client):
+async def test_create_fills_system_fields_and_generates_names(server: Server):
+    client, quotas = server.client, server.quota_path
+    before = await server.version()
     created = await client.call(
-        "POST", QUOTAS, {**quota("x"), "metadata": {"generateName": "team-"}}
+        "POST", quotas, {**quota("x"), "metadata": {"generateName": "team-"}}
     )
     metadata = created["metadata"]
     assert metadata["name"].startswith("team-") and len(metadata["name"]) == len("team-") + 5
-    assert metadata["namespace"] == "quotas" and metadata["generation"] == 1
+    assert metadata["namespace"] == server.quotas and metadata["generation"] == 1
     assert metadata["uid"] and metadata["creationTimestamp"]
-    assert int(metadata["resourceVersion"]) == api.storage.rv
+    assert int(metadata["resourceVersion"]) > before
     status, body, _ = await client.request(
-        "POST", QUOTAS, {**quota("y"), "status": {"used": {"cpu": "1"}}}
+        "POST", quotas, {**quota("y", namespace=server.quotas), "status": {"used": {"cpu": "1"}}}
     )
     assert status == 201 and "status" not in body  # the status subresource drops it on create
-    status, body, _ = await client.request("POST", QUOTAS, quota("y"))
+    status, body, _ = await client.request("POST", quotas, quota("y", namespace=server.quotas))
     assert (status, body["reason"]) == (409, "AlreadyExists")
     assert body["message"] == 'elasticquotas.scheduling.sigs.k8s.io "y" already exists'
 
 
-async def test_main_resource_ignores_status_and_status_ignores_the_rest(api, client):
-    (_stored,) = api.seed({**quota("q"), "status": {"used": {"cpu": "1"}}})
-    path = QUOTAS + "/q"
+async def test_main_resource_ignores_status_and_status_ignores_the_rest(server: Server):
+    client = server.client
+    await server.seed({**quota("q", namespace=server.quotas), "status": {"used": {"cpu": "1"}}})
+    path = server.quota_path + "/q"
     changed = await client.call(
         "PATCH",
         path,
@@ -50,7 +55,8 @@ async def test_main_resource_ignores_status_and_status_ignores_the_rest(api, cli
         content_type=MERGE,
     )
     assert changed["status"] == {"used": {"cpu": "7"}} and changed["spec"]["max"] == {"cpu": "9"}
-    assert "x" not in changed["metadata"]["labels"] and changed["metadata"]["generation"] == 2
+    assert "x" not in changed["metadata"].get("labels", {})
+    assert changed["metadata"]["generation"] == 2
 
 
 async def test_without_a_status_subresource_status_is_an_ordinary_field():
@@ -80,86 +86,97 @@ async def test_without_a_status_subresource_status_is_an_ordinary_field():
         (STRATEGIC, {"metadata": {"labels": {"b": "2"}}}, {"a": "1", "b": "2"}),
     ],
 )
-async def test_patch_types(api, client, content_type, patch, expected):
-    api.seed(pod("p", labels={"a": "1"}))
-    changed = await client.call("PATCH", PODS + "/p", patch, content_type=content_type)
+async def test_patch_types(server: Server, content_type, patch, expected):
+    await server.seed(pod("p", namespace=server.apps, labels={"a": "1"}))
+    changed = await server.client.call(
+        "PATCH", server.pods + "/p", patch, content_type=content_type
+    )
     assert changed["metadata"]["labels"] == expected
 
 
-async def test_strategic_merge_merges_lists_by_key_and_is_refused_for_custom_resources(api, client):
-    (_stored,) = api.seed(pod("p", cpu="1"))
+async def test_strategic_merge_merges_lists_by_key_and_is_refused_for_custom_resources(
+    server: Server,
+):
+    client, pods, quotas = server.client, server.pods, server.quota_path
+    await server.seed(pod("p", namespace=server.apps, cpu="1"))
     conditions = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}}
-    await client.call("PATCH", PODS + "/p/status", conditions, content_type=STRATEGIC)
+    await client.call("PATCH", pods + "/p/status", conditions, content_type=STRATEGIC)
     more = {
         "status": {
             "conditions": [{"type": "Ready", "status": "False"}, {"type": "X", "status": "True"}]
         }
     }
-    changed = await client.call("PATCH", PODS + "/p/status", more, content_type=STRATEGIC)
+    changed = await client.call("PATCH", pods + "/p/status", more, content_type=STRATEGIC)
     assert [(c["type"], c["status"]) for c in changed["status"]["conditions"]] == [
         ("Ready", "False"),
         ("X", "True"),
     ]
-    api.seed(quota("q"))
-    status, body, _ = await client.request("PATCH", QUOTAS + "/q", {}, content_type=STRATEGIC)
+    await server.seed(quota("q", namespace=server.quotas))
+    status, body, _ = await client.request("PATCH", quotas + "/q", {}, content_type=STRATEGIC)
     assert (status, body["reason"]) == (415, "UnsupportedMediaType")
 
 
-async def test_json_patch_test_failure_is_422(api, client):
-    api.seed(pod("p"))
+async def test_json_patch_test_failure_is_422(server: Server):
+    await server.seed(pod("p", namespace=server.apps))
     patch = [{"op": "test", "path": "/metadata/resourceVersion", "value": "1"}]
-    status, body, _ = await client.request("PATCH", PODS + "/p", patch, content_type=JSON_PATCH)
+    status, body, _ = await server.client.request(
+        "PATCH", server.pods + "/p", patch, content_type=JSON_PATCH
+    )
     assert (status, body["reason"]) == (422, "Invalid")
 
 
-async def test_stale_versions_conflict_and_missing_objects_are_404(api, client):
-    (stored,) = api.seed(quota("q"))
-    await client.call("PATCH", QUOTAS + "/q", {"spec": {"min": {"cpu": "1"}}}, content_type=MERGE)
+async def test_stale_versions_conflict_and_missing_objects_are_404(server: Server):
+    client, quotas = server.client, server.quota_path
+    (stored,) = await server.seed(quota("q", namespace=server.quotas))
+    await client.call("PATCH", quotas + "/q", {"spec": {"min": {"cpu": "1"}}}, content_type=MERGE)
     stale = {**stored, "spec": {"min": {"cpu": "2"}}}
-    status, body, _ = await client.request("PUT", QUOTAS + "/q", stale)
+    status, body, _ = await client.request("PUT", quotas + "/q", stale)
     assert (status, body["reason"]) == (409, "Conflict")
     assert body["message"] == (
         'Operation cannot be fulfilled on elasticquotas.scheduling.sigs.k8s.io "q": the object has '
         "been modified; please apply your changes to the latest version and try again"
     )
     rv = {"metadata": {"resourceVersion": stored["metadata"]["resourceVersion"]}}
-    status, _, _ = await client.request("PATCH", QUOTAS + "/q", rv, content_type=MERGE)
+    status, _, _ = await client.request("PATCH", quotas + "/q", rv, content_type=MERGE)
     assert status == 409
     no_version = {
         **stored,
         "metadata": {k: v for k, v in stored["metadata"].items() if k != "resourceVersion"},
     }
-    status, body, _ = await client.request("PUT", QUOTAS + "/q", no_version)
+    status, body, _ = await client.request("PUT", quotas + "/q", no_version)
     assert status == 422 and "must be specified for an update" in body["message"]
-    status, body, _ = await client.request("PATCH", QUOTAS + "/nope", {}, content_type=MERGE)
+    status, body, _ = await client.request("PATCH", quotas + "/nope", {}, content_type=MERGE)
     assert (status, body["reason"], body["code"]) == (404, "NotFound", 404)
-    current = await client.call("GET", QUOTAS + "/q")
-    replaced = await client.call("PUT", QUOTAS + "/q", {**current, "spec": {"min": {"cpu": "3"}}})
+    current = await client.call("GET", quotas + "/q")
+    replaced = await client.call("PUT", quotas + "/q", {**current, "spec": {"min": {"cpu": "3"}}})
     assert replaced["spec"]["min"] == {"cpu": "3"}
 
 
-async def test_a_write_that_changes_nothing_keeps_the_version(api, client):
-    (stored,) = api.seed(pod("p", labels={"a": "1"}))
-    same = await client.call(
-        "PATCH", PODS + "/p", {"metadata": {"labels": {"a": "1"}}}, content_type=MERGE
+async def test_a_write_that_changes_nothing_keeps_the_version(server: Server):
+    (stored,) = await server.seed(pod("p", namespace=server.apps, labels={"a": "1"}))
+    same = await server.client.call(
+        "PATCH", server.pods + "/p", {"metadata": {"labels": {"a": "1"}}}, content_type=MERGE
     )
     assert same["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
 
 
-async def test_finalizers_hold_a_deleted_object_until_removed(api, client):
-    api.seed({**quota("q"), "metadata": {**quota("q")["metadata"], "finalizers": ["x/y"]}})
-    start = str(api.storage.rv)
-    deleted = await client.call("DELETE", QUOTAS + "/q?propagationPolicy=Background")
-    assert deleted["metadata"]["deletionTimestamp"] and api.get("elasticquotas", "q", "quotas")
+async def test_finalizers_hold_a_deleted_object_until_removed(server: Server):
+    client, quotas = server.client, server.quota_path
+    held = quota("q", namespace=server.quotas)
+    await server.seed({**held, "metadata": {**held["metadata"], "finalizers": ["x/y"]}})
+    start = str(await server.version())
+    deleted = await client.call("DELETE", quotas + "/q?propagationPolicy=Background")
+    assert deleted["metadata"]["deletionTimestamp"]
+    assert await server.get("elasticquotas", "q", server.quotas)
     status, body, _ = await client.request(
-        "PATCH", QUOTAS + "/q", {"metadata": {"finalizers": ["x/y", "z"]}}, content_type=MERGE
+        "PATCH", quotas + "/q", {"metadata": {"finalizers": ["x/y", "z"]}}, content_type=MERGE
     )
     assert status == 422 and "no new finalizers can be added" in body["message"]
     await client.call(
-        "PATCH", QUOTAS + "/q", {"metadata": {"finalizers": None}}, content_type=MERGE
+        "PATCH", quotas + "/q", {"metadata": {"finalizers": None}}, content_type=MERGE
     )
-    assert api.get("elasticquotas", "q", "quotas") is None
-    events = await client.watch(QUOTAS, resourceVersion=start, timeoutSeconds="0.2")
+    assert await server.get("elasticquotas", "q", server.quotas) is None
+    events = await client.watch(quotas, resourceVersion=start, timeoutSeconds="1")
     assert [e["type"] for e in events] == ["MODIFIED", "DELETED"]
 
 
