@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -123,14 +124,18 @@ async def real(server: str, pki: Path) -> Server:
         assert status == 201, (status, answer)
     # The ServiceAccount admission plugin refuses pods until the namespace's `default` exists.
     for namespace in (apps, quotas):
-        path = f"/api/v1/namespaces/{namespace}/serviceaccounts/default"
         await eventually(
-            lambda path=path: admin.request("GET", path)[0] == 200,
+            _account_made(admin, namespace),
             timeout=30,
             what=f"the ServiceAccount {namespace}/default",
         )
     client = Client(server, token=None, tls=tls(pki))
     return Server("kube-apiserver", client, apps, quotas, catalog, admin=admin)
+
+
+def _account_made(admin: AdminClient, namespace: str) -> Callable[[], bool]:
+    path = f"/api/v1/namespaces/{namespace}/serviceaccounts/default"
+    return lambda: admin.request("GET", path)[0] == 200
 
 
 async def _install_crd(admin: AdminClient) -> None:
