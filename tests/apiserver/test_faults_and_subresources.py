@@ -1,4 +1,4 @@
-"""Injected faults, and the eviction and binding subresources."""
+"""Injected faults, and the eviction and binding subresources (the tests taking `server` run\non the emulator and on the real kube-apiserver)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import pytest
 from tests.apiserver import disruption_budget
 from tests.apiserver.conftest import MERGE, PODS
 from tests.apiserver.errors import internal
+from tests.apiserver.servers import Server
 from tests.manifests import pod
+from tests.waiting import eventually
 
 EVICTION = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"}}
 
@@ -91,12 +93,13 @@ async def _until_watching(api):
     await eventually(lambda: api.watchers("pods") == 1, what="the watch to be open")
 
 
-async def test_eviction_deletes_the_pod_and_answers_201_success(api, client):
-    api.seed(pod("p"))
-    status, body, _ = await client.request("POST", PODS + "/p/eviction", EVICTION)
+async def test_eviction_deletes_the_pod_and_answers_201_success(server: Server):
+    await server.seed(pod("p", namespace=server.apps, node=None))  # on no node: gone at once
+    path = server.pods + "/p/eviction"
+    status, body, _ = await server.client.request("POST", path, EVICTION)
     assert (status, body["kind"], body["status"]) == (201, "Status", "Success")
-    assert api.get("pods", "p", "apps") is None
-    status, body, _ = await client.request("POST", PODS + "/p/eviction", EVICTION)
+    assert await server.get("pods", "p", server.apps) is None
+    status, body, _ = await server.client.request("POST", path, EVICTION)
     assert (status, body["reason"]) == (404, "NotFound")
 
 
@@ -116,24 +119,31 @@ async def test_an_eviction_hook_refuses_per_pod(api, client):
     assert api.get("pods", "p", "apps") is not None
 
 
-async def test_binding_sets_the_node_once_and_never_for_a_gated_pod(api, client):
-    api.seed(pod("p", node=None))
-    await client.call("POST", PODS, pod("g", node=None, gated=True))
+async def test_binding_sets_the_node_once_and_never_for_a_gated_pod(server: Server):
+    client, pods = server.client, server.pods
+    await server.seed(pod("p", namespace=server.apps, node=None))
+    await client.call("POST", pods, pod("g", namespace=server.apps, node=None, gated=True))
     binding = {"metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}}
-    status, _, _ = await client.request("POST", PODS + "/p/binding", binding)
-    bound = api.get("pods", "p", "apps")
+    status, _, _ = await client.request("POST", pods + "/p/binding", binding)
+    bound = await server.get("pods", "p", server.apps)
+    assert bound is not None
     assert status == 201 and bound["spec"]["nodeName"] == "n1"
     assert {"type": "PodScheduled", "status": "True"}.items() <= bound["status"]["conditions"][
         -1
     ].items()
-    status, body, _ = await client.request("POST", PODS + "/p/binding", binding)
+    status, body, _ = await client.request("POST", pods + "/p/binding", binding)
     assert status == 409 and body["message"].endswith('pod p is already assigned to node "n1"')
     status, body, _ = await client.request(
-        "POST", PODS + "/g/binding", {**binding, "metadata": {"name": "g"}}
+        "POST", pods + "/g/binding", {**binding, "metadata": {"name": "g"}}
     )
     assert status == 409 and body["message"] == (
         'Operation cannot be fulfilled on pods/binding "g": '
         "pod g has non-empty .spec.schedulingGates"
     )
-    gated = api.get("pods", "g", "apps")
-    assert gated["status"]["conditions"][0]["reason"] == "SchedulingGated"
+
+    async def gated() -> bool:  # the scheduler's word, written when it sees the pod
+        found = await server.get("pods", "g", server.apps)
+        conditions = (found or {}).get("status", {}).get("conditions") or []
+        return [c.get("reason") for c in conditions] == ["SchedulingGated"]
+
+    await eventually(gated, what="the SchedulingGated condition on g")
