@@ -2,7 +2,8 @@
 `Accept: application/json;as=Table;v=v1;g=meta.k8s.io`, rendered from each kind's columns and
 cells (table_printers.py: a CRD's printer columns, the built-in printers; table_columns.py: what
 they are built of). Rows carry a `PartialObjectMetadata` unless `includeObject=Object` (the
-whole object) or `None`. In a watch, only the first event's Table carries column definitions.
+whole object) or null (`None`). In a watch, only the first event's Table carries column
+definitions (the others: null).
 """
 
 from __future__ import annotations
@@ -12,8 +13,6 @@ import datetime
 from .resources import Resource
 from .table_columns import JSON
 from .table_printers import Printing, builtin_printing, crd_columns, crd_printing
-
-MEDIA_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 
 
 def wanted(accept: str) -> str | None:
@@ -61,7 +60,9 @@ class Printer:
             row: JSON = {"cells": cells(obj, now)}
             if include == "Object":
                 row["object"] = obj
-            elif include != "None":
+            elif include == "None":
+                row["object"] = None
+            else:
                 row["object"] = {
                     "kind": "PartialObjectMetadata",
                     "apiVersion": f"meta.k8s.io/{version}",
@@ -73,7 +74,6 @@ class Printer:
             "apiVersion": f"meta.k8s.io/{version}",
             "metadata": metadata or {},
         }
-        if headers:
-            table["columnDefinitions"] = [c.definition() for c in columns]
+        table["columnDefinitions"] = [c.definition() for c in columns] if headers else None
         table["rows"] = rows
         return table

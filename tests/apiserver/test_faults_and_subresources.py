@@ -1,4 +1,5 @@
-"""Injected faults, and the eviction and binding subresources (the tests taking `server` run\non the emulator and on the real kube-apiserver)."""
+"""Injected faults, and the eviction and binding subresources (the tests taking `server` run
+on the emulator and on the real kube-apiserver)."""
 
 from __future__ import annotations
 
