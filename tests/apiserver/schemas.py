@@ -112,6 +112,18 @@ class Schemas:
         if mode == "Ignore" or not unknown:
             return pruned, []
         texts = [f'unknown field "{path}"' for path in unknown]
+        if mode == "Strict" and patch:
+            # The real server decodes the patched object and words it as an invalid patch.
+            value = f"Invalid value: {json.dumps(json.dumps(obj))}: strict decoding error: "
+            value += ", ".join(texts)
+            raise ApiError(
+                422,
+                f' "" is invalid: patch: {value}',
+                reason="Invalid",
+                details={
+                    "causes": [{"reason": "FieldValueInvalid", "message": value, "field": "patch"}]
+                },
+            )
         if mode == "Strict":
             raise ApiError(
                 400,

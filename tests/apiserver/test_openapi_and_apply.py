@@ -1,13 +1,15 @@
 """What `kubectl apply` needs (fact sheet §12, §2): `/openapi/v3` with one document per group
 version, PATCH operations that take `fieldValidation`, strategic merge for built-ins only;
 unknown fields pruned, warned about or refused as `fieldValidation` says; the patch types kubectl
-sends, and label and field selectors, all through real kubectl."""
+sends, and label and field selectors, all through real kubectl. The tests taking `server` run on
+the emulator and on the real kube-apiserver."""
 
 from __future__ import annotations
 
-from tests.apiserver.conftest import PODS, QUOTAS
+from tests.apiserver.servers import Server
 from tests.kubectl import Kubectl, rows
 from tests.manifests import pod, quota
+from tests.waiting import eventually
 
 DEPLOYMENT = """apiVersion: apps/v1
 kind: Deployment
@@ -31,10 +33,16 @@ def deployment(tmp_path, replicas=2, cpu="100m", extra=""):
     return str(path)
 
 
-async def test_openapi_v3_names_a_document_per_group_version(api, client):
-    index = await client.call("GET", "/openapi/v3")
-    paths = index["paths"]
-    assert {"api/v1", "apis/apps/v1", "apis/scheduling.sigs.k8s.io/v1alpha1"} <= set(paths)
+async def test_openapi_v3_names_a_document_per_group_version(server: Server):
+    client = server.client
+    wanted = {"api/v1", "apis/apps/v1", "apis/scheduling.sigs.k8s.io/v1alpha1"}
+    paths: dict[str, dict[str, str]] = {}
+
+    async def published() -> bool:  # a new CRD's document comes a moment after it is served
+        paths.update((await client.call("GET", "/openapi/v3"))["paths"])
+        return wanted <= set(paths)
+
+    await eventually(published, what="the OpenAPI documents of the three group versions")
     document = await client.call(
         "GET", paths["apis/scheduling.sigs.k8s.io/v1alpha1"]["serverRelativeURL"]
     )
@@ -59,39 +67,45 @@ async def test_openapi_v3_names_a_document_per_group_version(api, client):
     assert containers["x-kubernetes-patch-merge-key"] == "name"
 
 
-async def test_unknown_fields_are_pruned_warned_about_or_refused(api, client):
-    typo = quota("team")
+async def test_unknown_fields_are_pruned_warned_about_or_refused(server: Server):
+    client, quotas, pods = server.client, server.quota_path, server.pods
+    typo = quota("team", namespace=server.quotas)
     typo["spec"]["mni"] = {"cpu": "1"}
-    status, body, _ = await client.request("POST", QUOTAS + "?fieldValidation=Strict", typo)
+    status, body, _ = await client.request("POST", quotas + "?fieldValidation=Strict", typo)
     assert (status, body["reason"]) == (400, "BadRequest")
     assert body["message"] == (
         'ElasticQuota in version "v1alpha1" cannot be handled as a ElasticQuota: strict decoding '
         'error: unknown field "spec.mni"'
     )
-    status, body, response = await client.request("POST", QUOTAS, typo)
+    status, body, response = await client.request("POST", quotas, typo)
     assert status == 201 and "mni" not in body["spec"]
     assert response.headers.getall("Warning") == ['299 - "unknown field \\"spec.mni\\""']
-    odd = pod("odd")
+    odd = pod("odd", namespace=server.apps)
     odd["spec"]["containers"][0]["resourcez"] = {}
-    status, body, response = await client.request("POST", PODS + "?fieldValidation=Ignore", odd)
+    status, body, response = await client.request("POST", pods + "?fieldValidation=Ignore", odd)
     assert status == 201 and "resourcez" not in body["spec"]["containers"][0]
     assert "Warning" not in response.headers
     status, body, _ = await client.request(
-        "POST", PODS + "?fieldValidation=Strict", {**odd, "metadata": {"name": "odd2"}}
+        "POST", pods + "?fieldValidation=Strict", {**odd, "metadata": {"name": "odd2"}}
     )
     assert 'unknown field "spec.containers[0].resourcez"' in body["message"]
 
 
-async def test_merge_patches_are_pruned_and_seeded_objects_hold_no_unknown_fields(api, client):
-    seeded = pod("seeded")
+async def test_merge_patches_are_pruned_and_seeded_objects_hold_no_unknown_fields(
+    server: Server,
+):
+    client = server.client
+    seeded = pod("seeded", namespace=server.apps)
     seeded["spec"]["containers"][0]["resourcez"] = {}
-    api.seed(seeded)
-    assert "resourcez" not in api.get("pods", "seeded", "apps")["spec"]["containers"][0]
+    await server.seed(seeded)
+    stored = await server.get("pods", "seeded", server.apps)
+    assert stored is not None and "resourcez" not in stored["spec"]["containers"][0]
     merge = "application/merge-patch+json"
-    url = PODS + "/seeded?fieldValidation=Strict"
+    url = server.pods + "/seeded?fieldValidation=Strict"
     typo = {"metadata": {"labelz": {"a": "b"}}}
     status, body, _ = await client.request("PATCH", url, typo, content_type=merge)
-    assert status == 400 and 'unknown field "metadata.labelz"' in body["message"]
+    assert (status, body["reason"]) == (422, "Invalid")
+    assert body["message"].endswith('strict decoding error: unknown field "metadata.labelz"')
     # A null removes a key: known or not, it brings no field, so even Strict lets it through.
     gone = {"metadata": {"labelz": None, "labels": {"a": "b"}}}
     status, body, response = await client.request("PATCH", url, gone, content_type=merge)
