@@ -4,12 +4,16 @@ played by the Job stand-in (tests/apiserver/jobs.py: pods made with generateName
 labels and ownerReference), each pod gated by the chart's webhook on its way in, the gates
 lifted by the operator, the pods bound by the scheduler stand-in and completed as their kubelet
 would. docs/pod-groups.md's walkthrough (examples/pod-groups) is the first story.
+
+The stories are played on the real control plane too (tests/control_plane/test_pod_groups.py):
+a `Story` is given the cluster's side, how to read a Job's pods and how to complete one as its
+kubelet would, and how long a waiting gang is watched to stay whole.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +27,26 @@ from tests.kubectl_manifests import gang, group, job, write
 from tests.manifests import node
 from tests.waiting import consistently
 
-FAST = ("operator.batchInterval=0.05", "operator.leaseDuration=2")
+BATCH_INTERVAL = 0.05
+FAST = (f"operator.batchInterval={BATCH_INTERVAL}", "operator.leaseDuration=2")
 GATED, RUNNING, COMPLETED = "SchedulingGated", "Running", "Completed"
-CALM = 1.0
-"""Seconds a waiting gang is watched to stay whole: 20 of the operator's admission rounds."""
+ROUNDS = 20
+"""The operator's admission rounds a waiting gang is watched for, to stay whole."""
+
+Pods = Callable[[str, str], list[JSON]]
+"""(namespace, Job) -> the Job's pods, as the API server holds them."""
+Complete = Callable[[JSON], Awaitable[None]]
+"""Completes a pod as its kubelet would (tests/apiserver/jobs.py's `complete`)."""
 
 
 class Story:
-    def __init__(self, api: ApiServer, client: Client, kubectl: Kubectl, tmp: Path) -> None:
-        self.api, self.client, self.kubectl, self.tmp = api, client, kubectl, tmp
+    def __init__(
+        self, kubectl: Kubectl, tmp: Path, *, pods: Pods, complete: Complete, calm: float
+    ) -> None:
+        self.kubectl, self.tmp = kubectl, tmp
+        self.objects, self.complete = pods, complete
+        self.calm = calm
+        """Seconds a waiting gang is watched to stay whole: ROUNDS of the operator's rounds."""
 
     async def apply(self, name: str, *documents: dict[str, Any]) -> None:
         await self.kubectl.run(f"kubectl apply -f {write(self.tmp, name, *documents)}")
@@ -77,14 +92,6 @@ class Story:
         assert found is not None, described
         return found[0]
 
-    def objects(self, namespace: str, job: str) -> list[JSON]:
-        return [
-            p
-            for p in self.api.objects("pods")
-            if p["metadata"]["namespace"] == namespace
-            and (p["metadata"].get("labels") or {}).get("job-name") == job
-        ]
-
     async def gated(self, namespace: str, job: str, count: int) -> None:
         """The Job's `count` pods stay gated, all of them, for a while."""
 
@@ -92,7 +99,7 @@ class Story:
             pods = self.objects(namespace, job)
             return len(pods) == count and all(p["spec"].get("schedulingGates") for p in pods)
 
-        await consistently(all_gated, seconds=CALM, what=f"{job}'s {count} pods gated")
+        await consistently(all_gated, seconds=self.calm, what=f"{job}'s {count} pods gated")
 
 
 async def test_gangs_are_admitted_whole_or_not_at_all(tmp_path: Path):
@@ -100,7 +107,22 @@ async def test_gangs_are_admitted_whole_or_not_at_all(tmp_path: Path):
         api.seed(node("node-1", cpu="8", memory="32Gi", pods="110"))
         client = Client(api.url)
         scheduler, jobs = Scheduler(client), Jobs(client)
-        story = Story(api, client, Kubectl(api, tmp_path / "user"), tmp_path)
+
+        def pods(namespace: str, job: str) -> list[JSON]:
+            return [
+                p
+                for p in api.objects("pods")
+                if p["metadata"]["namespace"] == namespace
+                and (p["metadata"].get("labels") or {}).get("job-name") == job
+            ]
+
+        story = Story(
+            Kubectl(api, tmp_path / "user"),
+            tmp_path,
+            pods=pods,
+            complete=lambda pod: complete(client, pod),
+            calm=ROUNDS * BATCH_INTERVAL,
+        )
         try:
             async with installed(api, tmp_path, *FAST):
                 await scheduler.start()
@@ -139,14 +161,14 @@ async def two_gangs_in_room_for_one_run_one_after_the_other(story: Story) -> Non
     await story.gated("training", second, 4)
     # 3 of the first Job's pods complete: 1 CPU free is no room for the second gang's 2.
     for pod in story.objects("training", first)[:3]:
-        await complete(story.client, pod)
+        await story.complete(pod)
     await kubectl.until(
         "kubectl get eq training -n training",
         lambda r: '"cpu":"500m"' in rows(r.out)[0]["USED"],
         what="the group's USED down to 500m",
     )
     await story.gated("training", second, 4)
-    await complete(story.client, story.objects("training", first)[3])
+    await story.complete(story.objects("training", first)[3])
     await story.pods(
         "training",
         {first: [COMPLETED] * 4, second: [RUNNING] * 4},

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scripts.control_plane.audit import PRODUCT_ACCOUNTS, audit_events
 from scripts.control_plane.client import Client
+from scripts.control_plane.plane import NOT_READY_TAINT
 from tests.waiting import eventually
 
 KUBECTL = "/usr/bin/kubectl"
@@ -36,6 +38,18 @@ class Cluster:
 
     def get(self, path: str) -> Any:
         return self.client.get(path)
+
+    async def call(
+        self, method: str, path: str, body: Any = None, *, content_type: str = "application/json"
+    ) -> Any:
+        """The emulator client's `call`, as the admin: the decoded body of a successful request,
+        so that helpers written for the emulator that only write (tests/apiserver/jobs.py's
+        `complete`, what a kubelet writes) write here the same."""
+        status, answer = await asyncio.to_thread(
+            self.client.request, method, path, body, content_type=content_type
+        )
+        assert status < 400, f"{method} {path}: {status} {answer}"
+        return answer
 
     async def kubectl(self, command: str, *, stdin: str | None = None) -> str:
         """`kubectl ...` as typed; its output, or an AssertionError that shows what it said."""
@@ -75,6 +89,32 @@ class Cluster:
         )
         return name
 
+    async def create_nodes(self, *nodes: dict[str, Any]) -> None:
+        """The Nodes created, each then Ready (kwok) and rid of the not-ready taint (the node
+        lifecycle controller), so that the scheduler places pods on it."""
+        for node in nodes:
+            status, body = self.client.request("POST", "/api/v1/nodes", node)
+            assert status == 201, f"creating node {node['metadata']['name']}: {status} {body}"
+        names = [node["metadata"]["name"] for node in nodes]
+        await eventually(
+            lambda: not self.nodes_not_ready(names),
+            timeout=60,
+            what=f"the nodes {names} Ready and untainted",
+            explain=lambda: self.nodes_not_ready(names),
+        )
+
+    def nodes_not_ready(self, names: list[str]) -> list[str]:
+        """Of the nodes `names`, those that are not Ready or still tainted not-ready, and why."""
+        problems = []
+        for name in names:
+            node = self.get(f"/api/v1/nodes/{name}")
+            ready = [c for c in node["status"].get("conditions", []) if c["type"] == "Ready"]
+            if not ready or ready[0]["status"] != "True":
+                problems.append(f"{name} not Ready (is kwok running?)")
+            if NOT_READY_TAINT in [t["key"] for t in node["spec"].get("taints", [])]:
+                problems.append(f"{name} tainted {NOT_READY_TAINT} (node lifecycle controller)")
+        return problems
+
     def pods(self, namespace: str, selector: str = "") -> list[dict[str, Any]]:
         query = f"?labelSelector={selector}" if selector else ""
         items: list[dict[str, Any]] = self.get(f"/api/v1/namespaces/{namespace}/pods{query}")[
@@ -104,6 +144,38 @@ class Cluster:
             explain=lambda: explain_pods(self.pods(namespace, selector)),
         )
         return found
+
+
+def refused_to_the_product(audit_log: Path) -> list[tuple[str, str, str]]:
+    """The product's requests that the API server's authorizer refused (403), by the audit log:
+    (user, verb, URI) each. The log must hold requests of the product at all."""
+    product = [e for e in audit_events(audit_log) if PRODUCT_ACCOUNTS in e["user"]["groups"]]
+    assert product, "no request of the product's ServiceAccounts in the audit log"
+    return [
+        (e["user"]["username"], e["verb"], e["requestURI"])
+        for e in product
+        if e["responseStatus"]["code"] == 403
+    ]
+
+
+def kwok_node(name: str, capacity: dict[str, str], labels: dict[str, str]) -> dict[str, Any]:
+    """A Node as `ControlPlane` makes its own (kwok's annotation, capacity as allocatable),
+    with `labels` besides the kubelet's: for `kubectl create -f` or `Cluster.create_nodes`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                **labels,
+            },
+        },
+        "status": {"capacity": capacity, "allocatable": capacity},
+    }
 
 
 def explain_pods(pods: list[dict[str, Any]]) -> str:
