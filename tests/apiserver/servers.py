@@ -22,7 +22,14 @@ import yaml
 
 from scripts.control_plane.client import Client as AdminClient
 from tests.apiserver.client import Client
-from tests.apiserver.resources import BUILTINS, CRD_FILE, Catalog, from_crd, load_crd
+from tests.apiserver.resources import (
+    BUILTINS,
+    CRD_FILE,
+    PROFILE_CRD_FILE,
+    Catalog,
+    from_crd,
+    load_crd,
+)
 from tests.apiserver.server import ApiServer
 from tests.waiting import eventually
 
@@ -112,10 +119,12 @@ def tls(pki: Path) -> ssl.SSLContext:
 
 
 async def real(server: str, pki: Path) -> Server:
-    """The real server as its admin, with the ElasticQuota CRD and two new namespaces."""
-    catalog = Catalog((*BUILTINS, from_crd(load_crd(), status_subresource=True)))
+    """The real server as its admin, with the chart's CRDs and two new namespaces."""
+    profiles = load_crd(PROFILE_CRD_FILE)
+    catalog = Catalog((*BUILTINS, from_crd(load_crd()), from_crd(profiles, qualified=True)))
     admin = AdminClient(server, pki)
-    await _install_crd(admin)
+    for crd in (CRD_FILE, PROFILE_CRD_FILE):
+        await _install_crd(admin, crd)
     suffix = f"{os.getpid()}-{next(_names)}"
     apps, quotas = f"apps-{suffix}", f"quotas-{suffix}"
     for namespace in (apps, quotas):
@@ -138,9 +147,9 @@ def _account_made(admin: AdminClient, namespace: str) -> Callable[[], bool]:
     return lambda: admin.request("GET", path)[0] == 200
 
 
-async def _install_crd(admin: AdminClient) -> None:
-    """The chart's ElasticQuota CRD, once for the whole run (any worker may be first)."""
-    crd = yaml.safe_load(CRD_FILE.read_text())
+async def _install_crd(admin: AdminClient, file: Path) -> None:
+    """One of the chart's CRDs, once for the whole run (any worker may be first)."""
+    crd = yaml.safe_load(file.read_text())
     path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
     status, body = admin.request("POST", path, crd)
     assert status in (201, 409), (status, body)

@@ -2,16 +2,18 @@
 from the start as a real API server serves it: discovery and the short name `eqp`, the default
 columns (NAME, AGE) for a CRD that declares none, `kubectl apply`, and its schema's validation,
 which refuses a profile without `spec.quotaName` or `spec.nodeSelector` with the API server's
-message."""
+message (on the emulator and on the real kube-apiserver)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 
 from tests.apiserver import ApiServer, Config
 from tests.apiserver.client import Client
+from tests.apiserver.servers import Server
 from tests.kubectl import Kubectl, rows
 
 KEY = "elasticquotaprofiles.quota.koordinator.sh"
@@ -112,80 +114,93 @@ async def test_a_profile_without_quota_name_or_node_selector_is_refused_by_the_s
         assert api.objects(KEY) == []
 
 
-async def test_the_schema_s_refusals_are_the_api_server_s_statuses() -> None:
-    async with ApiServer() as api:
-        client = Client(api.url)
-        try:
-            status, body, _ = await client.request(
-                "POST", PROFILES, {"metadata": {"name": "empty"}, "spec": {}}
-            )
-            assert status == 422
-            assert body["reason"] == "Invalid"
-            assert body["message"] == (
-                'ElasticQuotaProfile.quota.koordinator.sh "empty" is invalid: '
-                "[spec.nodeSelector: Required value, spec.quotaName: Required value]"
-            )
-            assert body["details"] == {
-                "name": "empty",
-                "group": "quota.koordinator.sh",
+def profile(body: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "quota.koordinator.sh/v1alpha1", "kind": "ElasticQuotaProfile", **body}
+
+
+async def test_the_schema_s_refusals_are_the_api_server_s_statuses(server: Server) -> None:
+    client = server.client
+    profiles = server.path(KEY, server.quotas)
+    status, body, _ = await client.request(
+        "POST", profiles, {"metadata": {"name": "empty"}, "spec": {}}
+    )
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert "Object 'Kind' is missing" in body["message"]  # a custom resource must say its kind
+    status, body, _ = await client.request(
+        "POST", profiles, profile({"metadata": {"name": "empty"}, "spec": {}})
+    )
+    assert status == 422
+    assert body["reason"] == "Invalid"
+    assert body["message"] == (
+        'ElasticQuotaProfile.quota.koordinator.sh "empty" is invalid: '
+        "[spec.nodeSelector: Required value, spec.quotaName: Required value]"
+    )
+    assert body["details"] == {
+        "name": "empty",
+        "group": "quota.koordinator.sh",
+        "kind": "ElasticQuotaProfile",
+        "causes": [
+            {
+                "reason": "FieldValueRequired",
+                "message": "Required value",
+                "field": "spec.nodeSelector",
+            },
+            {
+                "reason": "FieldValueRequired",
+                "message": "Required value",
+                "field": "spec.quotaName",
+            },
+        ],
+    }
+    # A number where the schema wants a string (kube-openapi's words, in the field error).
+    typed = profile({"metadata": {"name": "typed"}, "spec": {"quotaName": 5, "nodeSelector": {}}})
+    status, body, _ = await client.request("POST", profiles, typed)
+    assert status == 422
+    assert body["details"]["causes"] == [
+        {
+            "reason": "FieldValueTypeInvalid",
+            "message": 'Invalid value: "integer": spec.quotaName in body must be of type '
+            'string: "integer"',
+            "field": "spec.quotaName",
+        }
+    ]
+    # A merge patch that removes a required field is refused the same way.
+    good = profile({"metadata": {"name": "good"}, "spec": {"quotaName": "r", "nodeSelector": {}}})
+    await client.call("POST", profiles, good)
+    status, body, _ = await client.request(
+        "PATCH",
+        f"{profiles}/good",
+        {"spec": {"quotaName": None}},
+        content_type="application/merge-patch+json",
+    )
+    assert (status, body["message"]) == (
+        422,
+        'ElasticQuotaProfile.quota.koordinator.sh "good" is invalid: '
+        "spec.quotaName: Required value",
+    )
+
+
+async def test_an_object_stored_before_its_schema_said_so_is_let_be(api: ApiServer) -> None:
+    """Ratcheting: a profile without quotaName, stored as if before the schema required it
+    (only the emulator can store it so), has its labels changed all the same."""
+    client = Client(api.url)
+    try:
+        api.seed(
+            {
+                "apiVersion": "quota.koordinator.sh/v1alpha1",
                 "kind": "ElasticQuotaProfile",
-                "causes": [
-                    {
-                        "reason": "FieldValueRequired",
-                        "message": "Required value",
-                        "field": "spec.nodeSelector",
-                    },
-                    {
-                        "reason": "FieldValueRequired",
-                        "message": "Required value",
-                        "field": "spec.quotaName",
-                    },
-                ],
+                "metadata": {"name": "old", "namespace": "koordinator-system"},
+                "spec": {"nodeSelector": {}},
             }
-            # A number where the schema wants a string (kube-openapi's words, in the field error).
-            typed = {"metadata": {"name": "typed"}, "spec": {"quotaName": 5, "nodeSelector": {}}}
-            status, body, _ = await client.request("POST", PROFILES, typed)
-            assert status == 422
-            assert body["details"]["causes"] == [
-                {
-                    "reason": "FieldValueTypeInvalid",
-                    "message": 'Invalid value: "integer": spec.quotaName in body must be of type '
-                    'string: "integer"',
-                    "field": "spec.quotaName",
-                }
-            ]
-            # A merge patch that removes a required field is refused the same way.
-            good = {"metadata": {"name": "good"}, "spec": {"quotaName": "r", "nodeSelector": {}}}
-            await client.call("POST", PROFILES, good)
-            status, body, _ = await client.request(
-                "PATCH",
-                f"{PROFILES}/good",
-                {"spec": {"quotaName": None}},
-                content_type="application/merge-patch+json",
-            )
-            assert (status, body["message"]) == (
-                422,
-                'ElasticQuotaProfile.quota.koordinator.sh "good" is invalid: '
-                "spec.quotaName: Required value",
-            )
-            # An object stored before its schema said so is not refused for what it had already
-            # (ratcheting): its labels change, its missing quotaName is let be.
-            api.seed(
-                {
-                    "apiVersion": "quota.koordinator.sh/v1alpha1",
-                    "kind": "ElasticQuotaProfile",
-                    "metadata": {"name": "old", "namespace": "koordinator-system"},
-                    "spec": {"nodeSelector": {}},
-                }
-            )
-            labelled = {"metadata": {"labels": {"team": "a"}}}
-            await client.call(
-                "PATCH", f"{PROFILES}/old", labelled, content_type="application/merge-patch+json"
-            )
-            stored = api.get(KEY, "old", "koordinator-system")
-            assert stored is not None and stored["metadata"]["labels"] == {"team": "a"}
-        finally:
-            await client.close()
+        )
+        labelled = {"metadata": {"labels": {"team": "a"}}}
+        await client.call(
+            "PATCH", f"{PROFILES}/old", labelled, content_type="application/merge-patch+json"
+        )
+        stored = api.get(KEY, "old", "koordinator-system")
+        assert stored is not None and stored["metadata"]["labels"] == {"team": "a"}
+    finally:
+        await client.close()
 
 
 async def test_a_cluster_without_the_profile_crd_serves_no_profiles(tmp_path: Path) -> None:

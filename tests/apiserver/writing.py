@@ -6,6 +6,7 @@ the mutating and validating admission webhooks (admission.py), the registry's ru
 from __future__ import annotations
 
 import copy
+import json
 import random
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,13 @@ async def create(
             400,
             f"the API version in the data ({given}) does not match the expected API version "
             f"({resource.api_version})",
+        )
+    if resource.custom and not body.get("kind"):  # a built-in's kind is known from the URL
+        raise ApiError(
+            400,
+            f"the object provided is unrecognized (must be of type {resource.kind}): Object "
+            f"'Kind' is missing in '{json.dumps(body, separators=(',', ':'))}'",
+            reason="BadRequest",
         )
     obj = {**body, "apiVersion": resource.api_version, "kind": resource.kind}
     obj = strategies.check_namespace(resource, strategies.wipe_for_create(obj), namespace)
