@@ -346,7 +346,8 @@ def product_requests(audit_log: Path) -> list[Request]:
     """Every request of the product's ServiceAccounts to an API resource (discovery left out),
     answered or, for a watch, begun: a watch open till the end has no ResponseComplete."""
     last: dict[str, dict[str, Any]] = {}
-    for line in audit_log.read_text().splitlines():
+    # The API server may be writing the last line: only whole lines are read.
+    for line in audit_log.read_text().split("\n")[:-1]:
         event = json.loads(line)
         if PRODUCT_ACCOUNTS in event["user"].get("groups", []) and "objectRef" in event:
             last[event["auditID"]] = event  # ResponseStarted, then ResponseComplete
