@@ -1,5 +1,8 @@
-"""Built-in groups, restarts that change nothing, two replicas, objects the engine cannot read,
-and the probes and metrics (the group series' tree label, with two node pools)."""
+"""Built-in groups, restarts that change nothing, a stand-by without them, objects the engine
+cannot read, and the probes and metrics (the group series' tree label, with two node pools).
+
+Two replicas and their Lease (a stand-by that writes nothing, a killed leader's and a stopped
+one's successors): on the real control plane (tests/control_plane/test_leadership.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,6 @@ from tests.kube import EVENTS, LEASES, PODS, QUOTAS, store, stored
 from tests.manifests import node, pod, quota
 from tests.operator.conftest import eventually, samples, start_operator, writes
 from tests.operator.test_accounting import actual, converged, tree
-from tests.realistic import koordinator_builtins
 from tests.waiting import consistently
 
 BUILTINS = {"koordinator-root-quota", "koordinator-system-quota", "koordinator-default-quota"}
@@ -69,35 +71,6 @@ async def test_builtins_are_created_once_and_a_restart_writes_nothing(api, tmp_p
         await second.stop()
 
 
-async def test_one_replica_writes_and_the_other_takes_over(api, client, tmp_path):
-    store(api, *tree())
-    # A Lease of 15 s, not the suite's 2 s: a test process stalled for two seconds must not
-    # make "two" count a live Lease expired. A clean stop gives it up, so the hand-over is
-    # still prompt (two's next try, within 2.4 s).
-    lease = ("--lease-duration", "15")
-    one = await start_operator(tmp_path, api, *lease, name="one")
-    two = None
-    try:
-        await eventually(lambda: converged(api), what="convergence by the first replica")
-        two = await start_operator(tmp_path, api, *lease, name="two")
-        before = writes(api)
-        await client.create(pod("late", namespace="team-a", cpu="2"))
-        await eventually(lambda: converged(api), what="convergence with two replicas")
-        assert stored(api, LEASES)[0]["spec"]["holderIdentity"] == "one"
-        assert writes(api) > before  # somebody wrote, and the log shows who holds the Lease
-        await one.stop()  # a clean stop gives the Lease up: "two" takes over at once
-        await eventually(
-            lambda: stored(api, LEASES)[0]["spec"]["holderIdentity"] == "two",
-            what="the stand-by to take over",
-        )
-        await client.create(pod("later", namespace="team-a", cpu="2"))
-        await eventually(lambda: converged(api), what="convergence by the new leader")
-    finally:
-        for replica in (one, two):
-            if replica is not None and replica.process.poll() is None:
-                await replica.stop()
-
-
 def foreign_lease() -> dict[str, Any]:
     """The Lease as another replica holds it, renewed far into the future."""
     return {
@@ -126,22 +99,6 @@ async def test_a_stand_by_creates_no_built_in_group_and_is_not_ready_without_the
         await consistently(
             lambda: api.count("create", "elasticquotas") == 0, seconds=1.0, what="no create"
         )
-    finally:
-        await stand_by.stop()
-
-
-async def test_a_stand_by_writes_nothing(api, client, tmp_path):
-    store(api, *tree(), *koordinator_builtins(), foreign_lease())  # the leader made the groups
-    stand_by = await start_operator(tmp_path, api, name="stand-by")
-    try:
-        await client.create(pod("late", namespace="team-a", cpu="2"))
-        # it has computed the late pod (16 cpu of team-a's four pods, plus 2) and written nothing
-        await eventually(
-            lambda: _metric(stand_by, 'group_request{group="team-a",', "18000.0"),
-            what="the stand-by to count the late pod",
-        )
-        assert writes(api) == 0
-        assert not converged(api)
     finally:
         await stand_by.stop()
 
