@@ -54,7 +54,8 @@ def trimmed(api: ApiServer, name: str, priority: int = 0) -> dict[str, Any]:
     stored = api.get("pods", name, "apps")
     assert stored is not None
     meta = stored["metadata"]
-    kept = {key: meta[key] for key in ("name", "namespace", "resourceVersion", "labels")}
+    # (A pod without labels is stored without the key, as the real server stores it.)
+    kept = {k: meta[k] for k in ("name", "namespace", "resourceVersion", "labels") if k in meta}
     return {"metadata": kept, "spec": {"priority": priority}}
 
 
