@@ -20,6 +20,7 @@ import compileall
 import os
 import platform
 import sys
+from pathlib import Path
 
 from tests.paths import REPO, SOURCE_ROOTS
 
@@ -30,10 +31,11 @@ def prepare() -> None:
     print(interpreter_line(), flush=True)  # before anything a child process prints
 
 
-def compile_project() -> None:
-    """Write the bytecode of every module under the source roots that lacks it or is stale."""
+def compile_project(checkout: Path = REPO) -> None:
+    """Write the bytecode of every module under the checkout's source roots that lacks it or
+    is stale."""
     for root in SOURCE_ROOTS:
-        if not compileall.compile_dir(REPO / root, quiet=1):
+        if not compileall.compile_dir(checkout / root, quiet=1):
             raise RuntimeError(f"a module under {root}/ could not be compiled or written")
 
 

@@ -1,6 +1,8 @@
 """Engine benchmarks on the generated cluster of `cluster.py`; prints each figure by its target.
 
     python -m benchmarks.run            # all figures (about a minute on 2 cores)
+    python -m benchmarks.run real-control-plane [--help]   # the product on the real control
+                                        # plane (benchmarks/real_control_plane.py)
 
 Figures: full recompute of request and runtime, incremental update after one pod event,
 `elastic-quota simulate -o json` against `json.load` of the same file, engine memory per pod.
@@ -17,13 +19,14 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 from eq_engine import QuotaEngine, parse_node, parse_pod, parse_quota
 from eq_engine.reading import RawElasticQuota, RawNode, RawPod
 
-from benchmarks import cluster
+from benchmarks import cluster, real_control_plane
 from benchmarks.preparing import prepare
 
 HERE = Path(__file__).resolve().parent
@@ -113,7 +116,16 @@ def simulate_versus_json_load() -> tuple[float, float]:
     return time.perf_counter() - start, load_time
 
 
+BENCHMARKS: dict[str, Callable[[list[str]], None]] = {
+    "real-control-plane": real_control_plane.main,
+}
+"""The named benchmarks, each with arguments of its own; none named: the engine's figures."""
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] in BENCHMARKS:
+        BENCHMARKS[sys.argv[1]](sys.argv[2:])
+        return
     prepare()
     raw_pods = cluster.pods()
     engine = loaded_engine(raw_pods)
