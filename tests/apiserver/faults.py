@@ -3,22 +3,25 @@ matching requests, N times or for a while."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from dataclasses import dataclass
 
 
 @dataclass
 class Fault:
-    """Requests with this method and resource (and, when given, subresource, name, namespace)
-    get `status` (or a dropped connection with `drop=True`; or, with `latency`, their usual
-    answer after that many seconds: a slow server) `times` times, or until `seconds` have
-    passed when given."""
+    """Requests with this method and resource (and, when given, subresource, name, namespace,
+    and verb: `list` and `watch` are both GETs) get `status` (or a dropped connection with
+    `drop=True`; or, with `latency`, their usual answer after that many seconds: a slow
+    server) `times` times, or until `seconds` have passed when given."""
 
     method: str
     resource: str
     subresource: str | None = None
     name: str | None = None
     namespace: str | None = None
+    verb: str | None = None
     status: int = 500
     times: int = 1
     seconds: float | None = None
@@ -41,10 +44,17 @@ class Fault:
         return self.hits >= self.times
 
     def matches(
-        self, method: str, resource: str, subresource: str, name: str, namespace: str | None
+        self,
+        method: str,
+        resource: str,
+        subresource: str,
+        name: str,
+        namespace: str | None,
+        verb: str,
     ) -> bool:
         return (
             self.method in (method, "*")
+            and self.verb in (None, verb)
             and self.resource == resource
             and (self.subresource is None or self.subresource == subresource)
             and (self.name is None or self.name == name)
@@ -55,6 +65,17 @@ class Fault:
 class Faults:
     def __init__(self) -> None:
         self.active: list[Fault] = []
+        self._stopping = asyncio.Event()
+
+    async def slow(self, fault: Fault) -> None:
+        """Wait out a slow answer's `latency`; at once when the server stops (a stalled watch
+        must not hold the server's shutdown)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), fault.latency)
+
+    def release(self) -> None:
+        """The server stops: every slow answer goes now."""
+        self._stopping.set()
 
     def add(self, fault: Fault) -> Fault:
         self.active.append(fault)
@@ -64,12 +85,18 @@ class Faults:
         self.active.clear()
 
     def take(
-        self, method: str, resource: str, subresource: str, name: str, namespace: str | None
+        self,
+        method: str,
+        resource: str,
+        subresource: str,
+        name: str,
+        namespace: str | None,
+        verb: str,
     ) -> Fault | None:
         """The first live fault for this request, counted as used once."""
         self.active = [f for f in self.active if not f.spent]
         for fault in self.active:
-            if fault.matches(method, resource, subresource, name, namespace):
+            if fault.matches(method, resource, subresource, name, namespace, verb):
                 fault.hits += 1
                 return fault
         return None

@@ -5,7 +5,6 @@ for RBAC (access.py) and answered by an injected fault, a read (reading.py), a w
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 import orjson
@@ -42,9 +41,9 @@ async def serve(api: ApiServer, request: web.Request) -> web.StreamResponse:
         api.requests[verb, resource.key, sub] += 1
         api.journal.append((verb, resource.key, sub))
         record_access(api.access, request.headers.get("User-Agent", ""), resource, sub, verb)
-        fault = api.faults.take(request.method, resource.key, sub, name, namespace)
+        fault = api.faults.take(request.method, resource.key, sub, name, namespace, verb)
         if fault is not None and fault.latency:
-            await asyncio.sleep(fault.latency)
+            await api.faults.slow(fault)
         elif fault is not None:
             return _injected(request, fault)
         return await _dispatch(api, request, user, resource, namespace, name, sub, verb)

@@ -155,6 +155,7 @@ class ApiServer:
         return await routing.serve(self, request)
 
     async def stop(self) -> None:
+        self.faults.release()
         self.close_watches()
         await self.admission.close()
         if self._runner is not None:
