@@ -5,7 +5,13 @@ scheduling gate. ("Admission" alone, in this project, is quota admission: liftin
 `eq_engine.decisions.admission` and the operator's `admitting.py`.)
 
 Glue only: objects are parsed by the engine, judged by `eq_engine.decisions.verdicts`, and the pods
-a rule needs are fetched through `list_pods` (the API server, at that moment).
+a rule needs are fetched through `Lookups.pods` (the API server, at that moment).
+
+An ElasticQuota write is judged on the webhook's watched copy of the tree, which may lag a
+moment behind the API server: `kubectl apply` of a whole tree sends a child right after the
+parent it names. So a denial is never sent on the watched copy alone: the write is judged
+again on the ElasticQuotas as the API server holds them now (`Lookups.quotas`), and that
+judgment is the answer. Denials are rare; an allowed write costs no read.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from eq_engine.decisions import (
 from eq_engine.model import keys
 from eq_engine.pools import pool_affinity
 from eq_engine.reading import RawElasticQuota, RawPod
-from eq_engine.tree import quota_problem
+from eq_engine.tree import Catalog, build_catalog, quota_problem
 
 from .logs import logger
 from .reviews import BadReview, CreateReview, DeleteReview, Review, response
@@ -42,16 +48,27 @@ class PodListing:
 
 
 PodLister = Callable[[BoundPodQuery], Awaitable[PodListing]]
+QuotaLister = Callable[[], Awaitable[list[Quota]]]
 T = TypeVar("T")
 KINDS = ("ElasticQuota", "Pod")
 
 
-class PodLookupError(Exception):
-    """The API server could not tell which pods are bound to a group."""
+class LookupFailed(Exception):
+    """The API server could not answer a lookup."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lookups:
+    """What the webhook asks the API server, at the moment of a review."""
+
+    pods: PodLister
+    """The pods bound to a group (the rules that need them)."""
+    quotas: QuotaLister
+    """Every readable ElasticQuota (to confirm a denial: see the module's docstring)."""
 
 
 async def validate(
-    review: Review, *, kind: str, state: ClusterState, list_pods: PodLister
+    review: Review, *, kind: str, state: ClusterState, lookups: Lookups
 ) -> dict[str, Any]:
     """The response to `review`, sent to the endpoint that validates `kind`."""
     if review.kind != kind:
@@ -67,7 +84,7 @@ async def validate(
         )
     try:
         if kind == "ElasticQuota":
-            verdict = await _review_quota(review, state, list_pods)
+            verdict = await _review_quota(review, state, lookups)
         else:
             verdict = _review_pod(review, state)
     except ObjectError as error:
@@ -88,7 +105,7 @@ def _stored(parse: Callable[[Any], T], review: Review) -> T | None:
         return None
 
 
-async def _review_quota(review: Review, state: ClusterState, list_pods: PodLister) -> Verdict:
+async def _review_quota(review: Review, state: ClusterState, lookups: Lookups) -> Verdict:
     old = _stored(parse_quota, review)
     new: Quota | None
     if isinstance(review, DeleteReview):
@@ -97,12 +114,32 @@ async def _review_quota(review: Review, state: ClusterState, list_pods: PodListe
         new, subject = None, old
     else:
         new = subject = parse_quota(cast(RawElasticQuota, review.object))
-    catalog = state.catalog
+    verdict = await _judge_quota(review, new, old, subject, state.catalog, state, lookups)
+    if verdict.allowed:
+        return verdict
+    try:
+        held = build_catalog(await lookups.quotas(), state.config)
+    except LookupFailed as error:
+        logger.warning("denying on the watched tree: cannot read it again: %s", error)
+        return verdict
+    return await _judge_quota(review, new, old, subject, held, state, lookups)
+
+
+async def _judge_quota(
+    review: Review,
+    new: Quota | None,
+    old: Quota | None,
+    subject: Quota,
+    catalog: Catalog,
+    state: ClusterState,
+    lookups: Lookups,
+) -> Verdict:
+    """The verdict on `review` in the tree `catalog`, warnings named by the object."""
     listing = PodListing([], complete=True)
     if needs_bound_pods(review.operation, new, old):
         try:
-            listing = await list_pods(bound_pod_query(subject, catalog))
-        except PodLookupError as error:
+            listing = await lookups.pods(bound_pod_query(subject, catalog))
+        except LookupFailed as error:
             why = f"cannot tell which pods are bound to the group ({error}); try again"
             return Verdict((quota_problem(subject, "metadata.name", why),))
     verdict = review_quota(

@@ -1,6 +1,8 @@
-"""Listing the pods bound to a group when a rule needs them (the ElasticQuotas and Nodes come
-from the kit's caches), each decoded into just the fields the engine reads (`RawPod`), as the
-operator's cache does: the listing runs within the admission timeout."""
+"""The webhook's reads of the API server at the moment of a review (`deciding.Lookups`): the pods
+bound to a group when a rule needs them, and the ElasticQuotas as the server holds them to
+confirm a denial (the ElasticQuotas and Nodes otherwise come from the kit's caches). A pod is
+decoded into just the fields the engine reads, as the operator's cache does: the reads run
+within the admission timeout."""
 
 from __future__ import annotations
 
@@ -8,17 +10,45 @@ import contextlib
 from collections.abc import Iterator, Mapping
 from typing import Any, cast
 
-from eq_engine import ObjectError, Pod, parse_pod
+from eq_engine import ObjectError, Pod, Quota, QuotaError, parse_pod, parse_quota
 from eq_engine.decisions import BoundPodQuery
 from eq_engine.model import keys
 from eq_engine.reading import SCHEMAS, RawPod
-from eq_kit.caching import PODS
+from eq_kit.caching import PODS, QUOTAS
 from eq_kit.decoding import Decoding
 from eq_kit.kube import TRANSPORT_ERRORS, ApiError, Http, pages
 
-from .deciding import PodLister, PodListing, PodLookupError
+from .deciding import LookupFailed, Lookups, PodLister, PodListing, QuotaLister
+from .logs import logger
 
 _POD_FIELDS = Decoding(SCHEMAS[PODS.name])
+
+
+def lookups(http: Http) -> Lookups:
+    return Lookups(pods=pod_lister(http), quotas=quota_lister(http))
+
+
+def quota_lister(http: Http) -> QuotaLister:
+    async def list_quotas() -> list[Quota]:
+        """Every ElasticQuota the API server holds now (a consistent read), those it cannot
+        read left out as the watch leaves them out."""
+        quotas: list[Quota] = []
+        try:
+            listed = pages(http, QUOTAS.url(None))
+            async with contextlib.aclosing(listed) as listing:
+                async for page in listing:
+                    for raw in page.get("items") or []:
+                        try:
+                            quotas.append(parse_quota(raw))
+                        except QuotaError as error:
+                            logger.warning("ignoring an unreadable object: %s", error)
+        except ApiError as error:
+            raise LookupFailed(f"the API server answered {error}") from None
+        except TRANSPORT_ERRORS as error:
+            raise LookupFailed(repr(error)) from None
+        return quotas
+
+    return list_quotas
 
 
 def pod_lister(http: Http) -> PodLister:
@@ -49,9 +79,9 @@ def pod_lister(http: Http) -> PodLister:
                         if len(counting) >= query.enough:
                             return PodListing(list(pods.values()), complete=False)
         except ApiError as error:
-            raise PodLookupError(f"the API server answered {error}") from None
+            raise LookupFailed(f"the API server answered {error}") from None
         except TRANSPORT_ERRORS as error:
-            raise PodLookupError(repr(error)) from None
+            raise LookupFailed(repr(error)) from None
         return PodListing(list(pods.values()), complete=True)
 
     return list_pods

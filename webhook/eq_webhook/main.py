@@ -13,7 +13,7 @@ from eq_kit.probes import probes_app, start_site
 from kubernetes_asyncio import client
 
 from .deciding import KINDS
-from .kube import pod_lister
+from .kube import lookups
 from .logs import logger
 from .metrics import Metrics
 from .server import TLSFiles, admission_app, readiness, reload_certificates, tls_context
@@ -40,7 +40,7 @@ async def serve(settings: WebhookSettings, api: client.ApiClient) -> None:
         await start_site(
             admission_app(
                 state,
-                pod_lister(http),
+                lookups(http),
                 metrics,
                 gate_pods=settings.gate_pods,
                 pool_affinity=settings.pool_affinity,

@@ -25,7 +25,7 @@ from typing import Any
 from aiohttp import web
 
 from . import deciding
-from .deciding import KINDS, PodLister
+from .deciding import KINDS, Lookups
 from .logs import logger
 from .metrics import Metrics
 from .reviews import BadReview, Review, parse_review
@@ -72,7 +72,7 @@ async def reload_certificates(context: ssl.SSLContext, files: TLSFiles, interval
 
 def admission_app(
     state: ClusterState,
-    list_pods: PodLister,
+    lookups: Lookups,
     metrics: Metrics,
     *,
     gate_pods: bool,
@@ -82,7 +82,7 @@ def admission_app(
     for kind in KINDS:
 
         async def validate(review: Review, kind: str = kind) -> tuple[dict[str, Any], str]:
-            answer = await deciding.validate(review, kind=kind, state=state, list_pods=list_pods)
+            answer = await deciding.validate(review, kind=kind, state=state, lookups=lookups)
             return answer, "allowed" if answer["response"]["allowed"] else "denied"
 
         app.router.add_post(_PATHS[kind], _handler(kind, validate, metrics))
