@@ -43,23 +43,27 @@ class Fault:
             return time.monotonic() >= self._until
         return self.hits >= self.times
 
-    def matches(
-        self,
-        method: str,
-        resource: str,
-        subresource: str,
-        name: str,
-        namespace: str | None,
-        verb: str,
-    ) -> bool:
+    def matches(self, call: Call) -> bool:
         return (
-            self.method in (method, "*")
-            and self.verb in (None, verb)
-            and self.resource == resource
-            and (self.subresource is None or self.subresource == subresource)
-            and (self.name is None or self.name == name)
-            and (self.namespace is None or self.namespace == namespace)
+            self.method in (call.method, "*")
+            and self.verb in (None, call.verb)
+            and self.resource == call.resource
+            and (self.subresource is None or self.subresource == call.subresource)
+            and (self.name is None or self.name == call.name)
+            and (self.namespace is None or self.namespace == call.namespace)
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A request as faults match it."""
+
+    method: str
+    verb: str
+    resource: str
+    subresource: str
+    name: str
+    namespace: str | None
 
 
 class Faults:
@@ -84,19 +88,11 @@ class Faults:
     def clear(self) -> None:
         self.active.clear()
 
-    def take(
-        self,
-        method: str,
-        resource: str,
-        subresource: str,
-        name: str,
-        namespace: str | None,
-        verb: str,
-    ) -> Fault | None:
+    def take(self, call: Call) -> Fault | None:
         """The first live fault for this request, counted as used once."""
         self.active = [f for f in self.active if not f.spent]
         for fault in self.active:
-            if fault.matches(method, resource, subresource, name, namespace, verb):
+            if fault.matches(call):
                 fault.hits += 1
                 return fault
         return None

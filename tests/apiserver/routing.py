@@ -14,7 +14,7 @@ from . import discovery, patching, reading, responses, writing
 from .access import record_access
 from .admission import User
 from .errors import ApiError, status
-from .faults import Fault
+from .faults import Call, Fault
 from .resources import Catalog, Resource
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ async def serve(api: ApiServer, request: web.Request) -> web.StreamResponse:
         api.requests[verb, resource.key, sub] += 1
         api.journal.append((verb, resource.key, sub))
         record_access(api.access, request.headers.get("User-Agent", ""), resource, sub, verb)
-        fault = api.faults.take(request.method, resource.key, sub, name, namespace, verb)
+        fault = api.faults.take(Call(request.method, verb, resource.key, sub, name, namespace))
         if fault is not None and fault.latency:
             await api.faults.slow(fault)
         elif fault is not None:
