@@ -66,7 +66,8 @@ async def serve(
     # One budget for every write but the Lease's (leadership.py says why).
     sender = Sender(http, TokenBucket(settings.api_qps, settings.api_burst))
     events = Recorder(sender)
-    reclaimer = Reclaimer(view, ClusterApi(sender), events, settings.reclaim, metrics)
+    cluster = ClusterApi(sender, spare_jobs=settings.reclaim.spare_jobs)
+    reclaimer = Reclaimer(view, cluster, events, settings.reclaim, metrics)
     writer = Writer(sender, view, metrics, workers=settings.write_workers)
     admitter = Admitter(view, writer, events, metrics, hold=settings.admission_hold)
     builtins = Builtins(sender, view, settings.engine)

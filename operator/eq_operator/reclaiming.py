@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
@@ -43,6 +44,7 @@ from eq_kit.caching import QUOTAS
 from eq_kit.kube import MERGE, micro_time
 
 from .events import Recorder
+from .jobs import NOT_A_JOBS, JobPod, JobPods
 from .logs import logger
 from .metrics import Metrics
 from .sending import Done, Gone, Refused, Sender
@@ -58,11 +60,22 @@ class Outcome(StrEnum):
     DRY_RUN = "dry_run"
 
 
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    """What came of an eviction."""
+
+    outcome: Outcome
+    retry_after: float = 0.0
+    """Seconds the server asked to wait before the next try; 0: not said."""
+    job: JobPod = NOT_A_JOBS
+    """The pod as its Job counts the eviction (`jobs.py`)."""
+
+
 class Cluster(Protocol):
     """What a round asks of the API server."""
 
-    async def evict(self, namespace: str, name: str) -> tuple[Outcome, float]:
-        """Evict a pod: the outcome, and the seconds the server asked to wait."""
+    async def evict(self, namespace: str, name: str) -> Eviction:
+        """Evict a pod, out of its Job's accounting where the Job is spared."""
 
     async def stamp(self, quota: Ref, stamp: str) -> bool:
         """Record a round's start on the group's object; whether the server took it."""
@@ -77,10 +90,30 @@ REFUSED_FIRST, REFUSED_LAST = 1.0, 30.0
 class ClusterApi:
     """The Eviction API and the group's `last-reclaim` stamp, within the writes' budget."""
 
-    def __init__(self, sender: Sender) -> None:
+    def __init__(self, sender: Sender, *, spare_jobs: bool) -> None:
         self._sender = sender
+        self._jobs = JobPods(sender, enabled=spare_jobs)
 
-    async def evict(self, namespace: str, name: str) -> tuple[Outcome, float]:
+    async def evict(self, namespace: str, name: str) -> Eviction:
+        match await self._jobs.release(namespace, name):
+            case JobPod() as job:
+                pass
+            case Gone():
+                return Eviction(Outcome.GONE)
+            case failure:
+                logger.warning(
+                    "not evicting %s/%s now: cannot take it out of its Job's count: %s",
+                    namespace,
+                    name,
+                    failure.why,
+                )
+                return Eviction(Outcome.FAILED, failure.retry_after)
+        outcome, retry_after = await self._evict(namespace, name)
+        if job.released and outcome in (Outcome.BLOCKED, Outcome.FAILED):
+            await self._jobs.restore(namespace, name)
+        return Eviction(outcome, retry_after, job)
+
+    async def _evict(self, namespace: str, name: str) -> tuple[Outcome, float]:
         body = {
             "apiVersion": "policy/v1",
             "kind": "Eviction",
@@ -111,6 +144,18 @@ class ClusterApi:
             logger.warning("no reclaim round for %s: its stamp failed: %r", quota.name, sent.error)
             return False
         return True
+
+
+def _job_note(name: str, job: JobPod) -> str:
+    """What the eviction means to the pod's Job, for the Events."""
+    if job.released:
+        return (
+            f"; Job {name} does not count it as a failure and replaces it at once (its tracking "
+            "finalizer was taken off first)"
+        )
+    if job.counted is not None:
+        return f"; Job {name} counts it as a failure, as it asks: {job.counted}"
+    return ""
 
 
 def _shown(resources: ResourceList | None) -> str:
@@ -229,17 +274,17 @@ class Reclaimer:
                     f"the pod's gang {candidate.gang} goes whole ({len(candidate.pods)} pods); "
                 )
             for victim in candidate.pods:
-                outcome = await self._attempt(victim)
-                if outcome in (Outcome.BLOCKED, Outcome.FAILED):
+                eviction = await self._attempt(victim)
+                if eviction is not None and eviction.outcome in (Outcome.BLOCKED, Outcome.FAILED):
                     refused.add(victim.key)  # it stays, and is tried again after its backoff
                 else:
                     leaving.add(victim.key)
-                if outcome is None:
+                if eviction is None:
                     continue  # a dry run reported it a moment ago
                 acted = acted or victim.key in leaving
-                self._metrics.evictions.labels(group, tree, outcome.value).inc()
+                self._metrics.evictions.labels(group, tree, eviction.outcome.value).inc()
                 why = f"{reason}the pod requests {_shown(victim.request)}"
-                self._record(group, victim, outcome, why)
+                self._record(group, victim, eviction, why)
             if candidate.gang and any(key in leaving for key in candidate.keys):
                 self._metrics.gang_evictions.labels(group, tree).inc()
         return acted
@@ -284,27 +329,27 @@ class Reclaimer:
         self._own[group] = stamp
         return True
 
-    async def _attempt(self, victim: Victim) -> Outcome | None:
+    async def _attempt(self, victim: Victim) -> Eviction | None:
         key = victim.key
         if self._settings.dry_run:
             if key in self._reported:
                 return None
             self._reported[key] = self._clock()
-            return Outcome.DRY_RUN
+            return Eviction(Outcome.DRY_RUN)
         namespace, name = key.split("/", 1)
-        outcome, retry_after = await self._cluster.evict(namespace, name)
-        if outcome in (Outcome.BLOCKED, Outcome.FAILED):
+        eviction = await self._cluster.evict(namespace, name)
+        if eviction.outcome in (Outcome.BLOCKED, Outcome.FAILED):
             retry = self._refused.setdefault(key, Backoff(REFUSED_FIRST, REFUSED_LAST))
-            retry.failed(self._clock(), retry_after)
+            retry.failed(self._clock(), eviction.retry_after)
         else:
             self._refused.pop(key, None)
-            if outcome is Outcome.EVICTED:
+            if eviction.outcome is Outcome.EVICTED:
                 # Until the watch shows it terminating or gone, it counts as returned.
                 self._evicted[key] = self._clock()
-        return outcome
+        return eviction
 
-    def _record(self, group: str, victim: Victim, outcome: Outcome, why: str) -> None:
-        key = victim.key
+    def _record(self, group: str, victim: Victim, eviction: Eviction, why: str) -> None:
+        key, outcome, job = victim.key, eviction.outcome, eviction.job
         text = {
             Outcome.EVICTED: f"Evicted pod {key} to return borrowed capacity: {why}",
             Outcome.GONE: f"Pod {key} was already gone when evicted: {why}",
@@ -322,6 +367,17 @@ class Reclaimer:
             Outcome.FAILED: "ReclaimFailed",
             Outcome.DRY_RUN: "ReclaimDryRun",
         }[outcome]
+        if outcome is Outcome.EVICTED and job.job is not None:
+            text += _job_note(job.job.name, job)
+            if job.released or job.counted is not None:
+                counted = job.counted is not None
+                self._events.record(
+                    job.job,
+                    type="Warning" if counted else "Normal",
+                    reason="ReclaimCountedAsFailure" if counted else reason,
+                    message=text,
+                    about=key,
+                )
         logger.info("%s", text, extra={"group": group, "pod": key})
         self._event(group, victim, kind, reason, text)
 

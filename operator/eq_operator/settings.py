@@ -37,6 +37,15 @@ class ReclaimSettings:
     Small, so that one round cannot empty a group."""
     dry_run: bool = False
     """Only report (Events, logs, metrics) what would be evicted."""
+    spare_jobs: bool = True
+    """Take a Job's pod out of its Job's count before evicting it (its tracking finalizer off,
+    as the Job controller does for pods it deletes), so that the Job neither counts it as a
+    failure nor holds its replacement back; a Job annotated `spare-job: "false"`, or whose
+    podFailurePolicy counts disruptions, is left as it is.
+
+    Kubernetes counts an evicted pod as a failure of its Job: a Job with the default
+    backoffLimit of 6 that loses 7 pods to reclaim fails, and each loss delays its replacements
+    by a backoff that doubles."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -45,6 +45,7 @@ CHANGED = (
     "operator.reclaim.minRuntime=600",
     "operator.reclaim.maxEvictions=1",
     "operator.reclaim.dryRun=true",
+    "operator.reclaim.spareJobs=false",
     "webhook.address=::",
     "webhook.port=8443",
     "webhook.probePort=9091",

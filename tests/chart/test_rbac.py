@@ -1,31 +1,22 @@
-"""Least privilege, measured: the chart grants each service account exactly the (API group,
-resource, verb) triples its process asks of the API.
+"""Least privilege: what the chart grants each service account, as (API group, resource, verb)
+triples, for the tests that measure it.
 
-The measure is taken here, whatever else runs: the chart is installed on the emulated API server
-(tests/installation.py), with every PodGroup API served, and its processes are walked through
-every kind of request they make (a borrowed min taken back past a PodDisruptionBudget, a group
-deleted); the server records each request by the User-Agent that made it
-(tests/apiserver/access.py), even one answered 404 (authorization comes first). Every other
-test that runs the processes adds to the session's record (tests/access.py): the last test
-checks that the chart grants whatever those asked too."""
+The measure that the chart grants each process exactly what it asks is taken on the real
+control plane, under the real authorizer (tests/control_plane/test_reclaim.py: the audit log's
+requests against these grants, both ways, and `kubectl auth can-i --list`). Here: every request
+the emulator saw the processes make in this session (tests/access.py) is granted, and the
+Lease is the only thing the operator may create in its own namespace."""
 
 from __future__ import annotations
 
 import collections
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests import access
-from tests.apiserver import ApiError, ApiServer, disruption_budget, pod_group_crds
-from tests.apiserver.client import Client
 from tests.chart.rendering import NAMESPACE, RELEASE, render
-from tests.installation import installed
-from tests.manifests import pod, quota
-from tests.operator.test_reclaim import borrowing
-from tests.waiting import eventually
 
 Grant = tuple[str, str, str]
 COMPONENTS = ("operator", "webhook")
@@ -79,55 +70,6 @@ def by_component(record: Iterable[access.Access]) -> dict[str, set[Grant]]:
     for component, group, resource, verb in record:
         used[component].add((group, resource, verb))
     return used
-
-
-class Refusals:
-    """A PodDisruptionBudget refuses the first two evictions of `b4`, the first pod the
-    operator evicts: its Event is created, then its count raised (a PATCH) when it is refused
-    again after its backoff (a second after the first)."""
-
-    def __init__(self, api: ApiServer) -> None:
-        self.refused = 0
-        api.evictions = self.react
-
-    def react(self, pod: dict[str, Any]) -> ApiError | None:
-        if pod["metadata"]["name"] != "b4" or self.refused == 2:
-            return None
-        self.refused += 1
-        return disruption_budget()
-
-
-async def test_each_service_account_may_do_exactly_what_its_process_does(tmp_path: Path):
-    wanted = grants()
-    # The three PodGroup APIs served, so that the operator watches each, not only lists it.
-    async with ApiServer(serving=pod_group_crds()) as api:
-        # test_reclaim's borrower runs on the lender's min; `spare` is a group to delete.
-        api.seed(*borrowing(), quota("spare", namespace="spare", max={"cpu": 10}))
-        Refusals(api)
-        client = Client(api.url)
-        try:
-            async with installed(api, tmp_path, *FAST):
-                # The lender comes back: three of the borrower's pods are evicted.
-                lender = pod("l0", namespace="lender", cpu="6", node=None)
-                await client.call("POST", "/api/v1/namespaces/lender/pods", lender)
-                # A group deleted: the webhook looks for pods still bound to it.
-                await client.call(
-                    "DELETE",
-                    "/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/spare/elasticquotas/spare",
-                )
-
-                def missing() -> dict[str, set[Grant]]:
-                    used = by_component(api.access)
-                    return {c: wanted[c] - used[c] for c in COMPONENTS if wanted[c] - used[c]}
-
-                await eventually(
-                    lambda: not missing(), timeout=60, what="every grant used", explain=missing
-                )
-        finally:
-            await client.close()
-    used = by_component(api.access)
-    for component in COMPONENTS:
-        assert used[component] == wanted[component], component
 
 
 @pytest.mark.after_the_record

@@ -132,6 +132,7 @@ def test_the_webhook_cannot_lock_the_cluster():
             {"name": "not-the-operator", "expression": f'request.userInfo.username != "{operator}"'}
         ]
     assert hooks["/validate/pods"]["failurePolicy"] == "Ignore"
+    assert hooks["/validate/jobs"]["failurePolicy"] == "Ignore"  # warnings only
     assert hooks["/validate/elasticquotas"]["failurePolicy"] == "Fail"
     (excluded,) = hooks["/validate/pods"]["namespaceSelector"]["matchExpressions"]
     assert excluded["key"] == "kubernetes.io/metadata.name" and excluded["operator"] == "NotIn"

@@ -21,7 +21,7 @@ from eq_operator.events import Recorder
 from eq_operator.metrics import Metrics
 from eq_operator.operating import Loop
 from eq_operator.pools import Pools
-from eq_operator.reclaiming import Cluster, ClusterApi, Outcome, Reclaimer
+from eq_operator.reclaiming import Cluster, ClusterApi, Eviction, Reclaimer
 from eq_operator.sending import Sender
 from eq_operator.settings import OperatorSettings, ReclaimSettings
 from eq_operator.view import ClusterView, Ref
@@ -48,7 +48,7 @@ class Manual:
 class StubCluster:
     """The reclaimer's API without a server: `evict` answers, stamps are taken and listed."""
 
-    evict: Callable[[str, str], Awaitable[tuple[Outcome, float]]]
+    evict: Callable[[str, str], Awaitable[Eviction]]
     stamped: list[str] = field(default_factory=list)
 
     async def stamp(self, quota: Ref, stamp: str) -> bool:
@@ -100,7 +100,7 @@ async def in_process(
     reclaim: ReclaimSettings | None = None,
     clock: Clock = time.monotonic,
     leading: bool = True,
-    cluster: Callable[[Sender], Cluster] = ClusterApi,
+    cluster: Callable[[Sender], Cluster] | None = None,
     **options: Any,
 ) -> AsyncIterator[InProcess]:
     """The operator's parts, its caches listed and (by default) leading; the loop runs only
@@ -120,7 +120,7 @@ async def in_process(
         metrics.groups = view.engine.statuses
         sender = Sender(http, TokenBucket(settings.api_qps, settings.api_burst, clock=clock))
         events = Recorder(sender, clock=clock)
-        reclaim = cluster(sender)
+        reclaim = (cluster or _cluster_api(settings))(sender)
         reclaimer = Reclaimer(view, reclaim, events, settings.reclaim, metrics, clock=clock)
         writer = Writer(sender, view, metrics, workers=settings.write_workers, clock=clock)
         admitter = Admitter(
@@ -159,3 +159,8 @@ async def in_process(
             events.stop()
             await writer.stopped()
             await caches.stop()
+
+
+def _cluster_api(settings: OperatorSettings) -> Callable[[Sender], Cluster]:
+    """The reclaimer's API as the operator makes it."""
+    return lambda sender: ClusterApi(sender, spare_jobs=settings.reclaim.spare_jobs)

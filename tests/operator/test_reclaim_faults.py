@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from eq_engine import EngineConfig, QuotaEngine
 from eq_operator.metrics import Metrics
-from eq_operator.reclaiming import Outcome, Reclaimer
+from eq_operator.reclaiming import Eviction, Outcome, Reclaimer
 from eq_operator.settings import ReclaimSettings
 from eq_operator.view import ClusterView, Ref
 from hypothesis import given, settings
@@ -103,12 +103,12 @@ class Racing:
         self.view = view
         self.tried: list[str] = []
 
-    async def evict(self, namespace: str, name: str) -> tuple[Outcome, float]:
+    async def evict(self, namespace: str, name: str) -> Eviction:
         self.tried.append(name)
         self.view.observe_quota(
             quota(f"new-{len(self.tried)}", namespace="elsewhere", max={"cpu": 1})
         )
-        return Outcome.BLOCKED, 0.0
+        return Eviction(Outcome.BLOCKED)
 
 
 class Events:
@@ -174,13 +174,13 @@ async def test_reclaim_never_takes_an_in_quota_pod_when_evictions_are_refused(ob
     labels = {p.key: label for p, _, label in view.engine.pods()}
     evicted: list[str] = []
 
-    async def evict(namespace: str, name: str) -> tuple[Outcome, float]:
+    async def evict(namespace: str, name: str) -> Eviction:
         key = f"{namespace}/{name}"
         assert labels[key] == "over-quota", f"{key} is {labels[key]}"
         if data.draw(st.booleans(), label=f"refuse {key}"):
-            return data.draw(st.sampled_from([Outcome.BLOCKED, Outcome.FAILED])), 0.0
+            return Eviction(data.draw(st.sampled_from([Outcome.BLOCKED, Outcome.FAILED])))
         evicted.append(key)
-        return Outcome.EVICTED, 0.0
+        return Eviction(Outcome.EVICTED)
 
     clock = Manual()
     settings_ = ReclaimSettings(delay=0, max_evictions=data.draw(st.integers(1, 5)))

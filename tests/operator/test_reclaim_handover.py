@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from eq_engine.model import keys
 from eq_operator.metrics import Metrics
-from eq_operator.reclaiming import ClusterApi, Outcome, Reclaimer
+from eq_operator.reclaiming import ClusterApi, Eviction, Outcome, Reclaimer
 from eq_operator.sending import Sender
 from eq_operator.settings import ReclaimSettings
 from eq_operator.view import ClusterView
@@ -71,12 +71,12 @@ class Hanging(ClusterApi):
     set): the next eviction never returns, the process being gone before it could go on."""
 
     def __init__(self, sender: Sender) -> None:
-        super().__init__(sender)
+        super().__init__(sender, spare_jobs=True)
         self.answered = 0
         self.kill_after: int | None = None
         self.hung = asyncio.Event()
 
-    async def evict(self, namespace: str, name: str) -> tuple[Outcome, float]:
+    async def evict(self, namespace: str, name: str) -> Eviction:
         if self.answered == self.kill_after:
             self.hung.set()
             await asyncio.Event().wait()
@@ -146,11 +146,11 @@ class DeletedMeanwhile(ClusterApi):
     watch delivers the deletion before the round goes on."""
 
     def __init__(self, sender: Sender, api: ApiServer, deleted: str) -> None:
-        super().__init__(sender)
+        super().__init__(sender, spare_jobs=True)
         self.api, self.deleted = api, deleted
         self.view: ClusterView | None = None
 
-    async def evict(self, namespace: str, name: str) -> tuple[Outcome, float]:
+    async def evict(self, namespace: str, name: str) -> Eviction:
         answer = await super().evict(namespace, name)
         view = self.view
         assert view is not None
@@ -230,7 +230,7 @@ async def test_no_interleaving_of_the_watch_and_a_round_evicts_an_in_quota_pod(o
             current[key] = raw
             view.observe_pod(raw)
 
-    async def evict(namespace: str, name: str) -> tuple[Outcome, float]:
+    async def evict(namespace: str, name: str) -> Eviction:
         key = f"{namespace}/{name}"
         labels = {p.key: label for p, _, label in run(*current.values()).pods()}
         assert labels[key] == "over-quota", f"{key} is {labels[key]} now"
@@ -243,7 +243,7 @@ async def test_no_interleaving_of_the_watch_and_a_round_evicts_an_in_quota_pod(o
             copy = {**like, "metadata": {**like["metadata"], "name": f"new-{next(spares)}"}}
             deliver(copy, _key(copy))
         deliver(None, key)  # evicted: the watch shows it gone
-        return Outcome.EVICTED, 0.0
+        return Eviction(Outcome.EVICTED)
 
     reclaim = ReclaimSettings(delay=0, max_evictions=data.draw(st.integers(1, 5)))
     events: Any = Events()

@@ -13,7 +13,7 @@ from typing import Any
 
 from eq_engine import EngineConfig, QuotaEngine
 from eq_operator.metrics import Metrics
-from eq_operator.reclaiming import Outcome, Reclaimer
+from eq_operator.reclaiming import Eviction, Outcome, Reclaimer
 from eq_operator.settings import ReclaimSettings
 from eq_operator.view import ClusterView, Ref
 
@@ -45,11 +45,11 @@ class Deployment:
     def run_one(self) -> None:
         self.view.observe_pod(pod(next(self._names), namespace="borrower", cpu="2"))
 
-    async def evict(self, namespace: str, name: str) -> tuple[Outcome, float]:
+    async def evict(self, namespace: str, name: str) -> Eviction:
         self.evicted.append((self.clock.now, name))
         self.view.forget_pod(f"{namespace}/{name}")
         self.run_one()
-        return Outcome.EVICTED, 0.0
+        return Eviction(Outcome.EVICTED)
 
 
 async def evictions_over(seconds: float, *, max_evictions: int) -> list[tuple[float, str]]:

@@ -30,6 +30,8 @@ REVIEW = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview"}
 KINDS = {
     "ElasticQuota": ("scheduling.sigs.k8s.io", "v1alpha1", "elasticquotas"),
     "Pod": ("", "v1", "pods"),
+    "Job": ("batch", "v1", "jobs"),
+    "CronJob": ("batch", "v1", "cronjobs"),
 }
 
 

@@ -12,6 +12,8 @@ from tests.webhook.conftest import KINDS, review
 SAMPLES = {
     "ElasticQuota": quota("chart-team", min={"cpu": 1}),
     "Pod": pod("chart-pod", namespace="ml"),
+    "Job": {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "chart-job"}},
+    "CronJob": {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "chart-cron"}},
 }
 
 

@@ -1,7 +1,8 @@
 """What the webhook's endpoints answer: a parsed AdmissionReview in, its response out.
 
 `validate` judges ElasticQuota and Pod writes; `gate` puts new pods behind the quota's
-scheduling gate. ("Admission" alone, in this project, is quota admission: lifting that gate,
+scheduling gate; `warn_jobs` warns of a Job (or CronJob) whose pods reclaim takes will count as
+its failures. ("Admission" alone, in this project, is quota admission: lifting that gate,
 `eq_engine.decisions.admission` and the operator's `admitting.py`.)
 
 Glue only: objects are parsed by the engine, judged by `eq_engine.decisions.verdicts`, and the pods
@@ -32,11 +33,11 @@ from eq_engine.decisions import (
 )
 from eq_engine.model import keys
 from eq_engine.pools import pool_affinity
-from eq_engine.reading import RawElasticQuota, RawPod
+from eq_engine.reading import RawElasticQuota, RawPod, counted_evictions
 from eq_engine.tree import Catalog, build_catalog, quota_problem
 
 from .logs import logger
-from .reviews import BadReview, CreateReview, DeleteReview, Review, response
+from .reviews import BadReview, CreateReview, DeleteReview, Review, UpdateReview, response
 from .state import ClusterState
 
 
@@ -51,6 +52,7 @@ PodLister = Callable[[BoundPodQuery], Awaitable[PodListing]]
 QuotaLister = Callable[[], Awaitable[list[Quota]]]
 T = TypeVar("T")
 KINDS = ("ElasticQuota", "Pod")
+JOB_KINDS = ("Job", "CronJob")
 
 
 class LookupFailed(Exception):
@@ -222,3 +224,39 @@ def _pool_affinity(
         f"Pod of group {quota.name}, quota tree {quota.tree_id!r}: {w}" for w in affinity.warnings
     ]
     return affinity.patch, warnings
+
+
+def warn_jobs(review: Review) -> dict[str, Any]:
+    """The response to a Job or CronJob write: always allowed, with a warning when the Job (a
+    CronJob's `jobTemplate`) asks for the pods reclaim takes to count as its failures
+    (`counted_evictions`): as Kubernetes counts an eviction, which the operator spares other
+    Jobs. An UPDATE warns only when it makes the Job ask so."""
+    if review.kind not in JOB_KINDS:
+        raise BadReview(
+            f"request.kind.kind: this endpoint warns of Job and CronJob, not {review.kind}"
+        )
+    if isinstance(review, DeleteReview):
+        return response(review.uid, allowed=True)
+    reason = _counted(review.kind, review.object)
+    if reason is None or (
+        isinstance(review, UpdateReview) and _counted(review.kind, review.old_object) == reason
+    ):
+        return response(review.uid, allowed=True)
+    metadata = review.object.get("metadata") or {}
+    name = metadata.get("name") or metadata.get("generateName") or ""
+    warning = (
+        f"{review.kind} {review.namespace}/{name}: {reason}: the pods that elastic-quota takes "
+        "back for other groups (reclaim) will count as failures of "
+        + ("each Job it makes" if review.kind == "CronJob" else "this Job")
+        + ", toward its backoffLimit and its failure backoff"
+    )
+    return response(review.uid, allowed=True, warnings=[warning])
+
+
+def _counted(kind: str, obj: Mapping[str, Any]) -> str | None:
+    """`counted_evictions` of a Job, or of a CronJob's jobTemplate (its field named so)."""
+    if kind == "Job":
+        return counted_evictions(obj)
+    template = (obj.get("spec") or {}).get("jobTemplate")
+    reason = counted_evictions(template if isinstance(template, Mapping) else {})
+    return None if reason is None else f"spec.jobTemplate.{reason}"

@@ -3,6 +3,7 @@
     POST https://:9443/validate/elasticquotas   AdmissionReview v1 for ElasticQuota
     POST https://:9443/validate/pods            AdmissionReview v1 for Pod
     POST https://:9443/mutate/pods              the same, answered with the admission gate added
+    POST https://:9443/validate/jobs            AdmissionReview v1 for Job and CronJob: warnings
     GET  http://:8080/healthz                   200 while the process serves
     GET  http://:8080/readyz                    200 once the watches have loaded the cluster
     GET  http://:8080/metrics                   Prometheus text format
@@ -37,6 +38,8 @@ MAX_BODY = 8 * 2**20
 _PATHS = {"ElasticQuota": "/validate/elasticquotas", "Pod": "/validate/pods"}
 GATE_PATH = "/mutate/pods"
 """Adds the admission gate to new pods (quota-gated scheduling)."""
+JOBS_PATH = "/validate/jobs"
+"""Warns of Jobs whose pods reclaim takes count as their failures."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,12 @@ def admission_app(
         return deciding.gate(review, state=state, enabled=gate_pods, pools=pool_affinity)
 
     app.router.add_post(GATE_PATH, _handler("Pod", mutate, metrics))
+
+    async def warn(review: Review) -> tuple[dict[str, Any], str]:
+        answer = deciding.warn_jobs(review)
+        return answer, "warned" if "warnings" in answer["response"] else "allowed"
+
+    app.router.add_post(JOBS_PATH, _handler("Job", warn, metrics))
     return app
 
 

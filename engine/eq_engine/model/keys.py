@@ -47,6 +47,9 @@ PREEMPTIBLE: Final = PREFIX + "preemptible"
 CAPACITY: Final = PREFIX + "capacity"  # written by the operator
 GATE_OPT_OUT: Final = PREFIX + "gate"  # "false": the webhook never gates the pod
 
+# Job annotation, written by users: "false": the pods reclaim takes count as the Job's failures.
+SPARE_JOB: Final = PREFIX + "spare-job"
+
 # The scheduling gate the webhook puts on new pods and the operator lifts when quota admits them.
 ADMISSION_GATE: Final = PREFIX + "admission"
 
