@@ -2,10 +2,10 @@
 
     python -m scripts.dashboard_preview [--seconds 85] [--out docs/dashboard.png]
 
-1. Data: the emulated API server (tests/apiserver) with the chart installed as
-   tests/installation.py installs it (the webhook and the operator as processes, helm-rendered
-   settings, reclaim delay cut to 10 s), the scheduler and Deployment stand-ins, one 4-CPU node,
-   and the quick start's story from examples/quickstart: the department and its two teams;
+1. Data: a real control plane (scripts/control_plane, built on first use) with the chart
+   installed by `helm install` and its processes run as tests/control_plane/product.py runs
+   them (reclaim delay cut to 10 s), kwok nodes, and the quick start's story from
+   examples/quickstart, applied with kubectl: the department and its two teams;
    team-a borrows team-b's idle guarantee; team-b comes back, team-a's runtime drops and a
    borrowed pod is reclaimed, its replacement waits behind the gate; team-b leaves and the
    replacement is admitted; the same once more. Both processes' /metrics are scraped every
@@ -26,44 +26,27 @@ import json
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import aiohttp
-import yaml
 
 from scripts import dashboard_drawing, dashboard_queries
+from scripts.control_plane.build import build
 from scripts.dashboard_queries import Scrape, Vector
-from tests.apiserver import ApiServer
-from tests.apiserver.client import Client
-from tests.apiserver.standins import Deployments, Scheduler
-from tests.installation import installed
-from tests.manifests import node
+from tests.control_plane.cluster import Cluster
+from tests.control_plane.product import installed
 
 REPO = Path(__file__).resolve().parents[1]
 DASHBOARD = REPO / "manifests" / "elastic-quota" / "files" / "dashboard.json"
 EXAMPLES = REPO / "examples" / "quickstart"
-SETTINGS = ("image.repository=registry.example.com/elastic-quota", "operator.reclaim.delay=10")
+SETTINGS = ("operator.reclaim.delay=10",)
 
 
-def _path(obj: dict[str, Any]) -> str:
-    kind, namespace = obj["kind"], obj["metadata"].get("namespace")
-    if kind == "Namespace":
-        return "/api/v1/namespaces"
-    if kind == "ElasticQuota":
-        return f"/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/{namespace}/elasticquotas"
-    if kind == "Deployment":
-        return f"/apis/apps/v1/namespaces/{namespace}/deployments"
-    raise ValueError(f"no path for {kind}")
+async def _apply(cluster: Cluster, name: str) -> None:
+    await cluster.kubectl(f"kubectl apply -f {EXAMPLES / name}")
 
 
-async def _apply(client: Client, name: str) -> None:
-    for obj in yaml.safe_load_all((EXAMPLES / name).read_text()):
-        await client.call("POST", _path(obj), obj)
-
-
-async def _delete(client: Client, name: str) -> None:
-    for obj in yaml.safe_load_all((EXAMPLES / name).read_text()):
-        await client.call("DELETE", f"{_path(obj)}/{obj['metadata']['name']}")
+async def _delete(cluster: Cluster, name: str) -> None:
+    await cluster.kubectl(f"kubectl delete -f {EXAMPLES / name}")
 
 
 # (second from the start, what happens): the quick start's story, played twice over.
@@ -77,45 +60,32 @@ STORY = (
 )
 
 
-async def _play(client: Client, started: float) -> None:
+async def _play(cluster: Cluster, started: float) -> None:
     for at, verb, name in STORY:
         await asyncio.sleep(max(0.0, started + at - time.monotonic()))
         print(f"{at:>4} s  {verb} {name}", flush=True)
-        await (_apply if verb == "apply" else _delete)(client, name)
+        await (_apply if verb == "apply" else _delete)(cluster, name)
 
 
 async def collect(seconds: float, interval: float) -> list[Scrape]:
     """Scrape the webhook and the operator every `interval` for `seconds` while the story plays."""
     scrapes: list[Scrape] = []
-    async with ApiServer() as api:
-        api.seed(node("node-1", cpu="4", memory="16Gi", pods="110"))
-        client = Client(str(api.url))
-        scheduler, deployments = Scheduler(client), Deployments(client)
-        try:
-            with tempfile.TemporaryDirectory() as scratch:
-                async with (
-                    installed(api, Path(scratch), *SETTINGS) as processes,
-                    aiohttp.ClientSession() as session,
-                ):
-                    await scheduler.start()
-                    await deployments.start()
-                    started = time.monotonic()
-                    story = asyncio.create_task(_play(client, started))
-                    for tick in range(int(seconds / interval) + 1):
-                        await asyncio.sleep(max(0.0, started + tick * interval - time.monotonic()))
-                        samples: Vector = {}
-                        for process in processes:
-                            async with session.get(process.probes + "/metrics") as response:
-                                samples.update(
-                                    dashboard_queries.parse_scrape(await response.text())
-                                )
-                        scrapes.append(Scrape(time.time(), samples))
-                    story.cancel()  # when --seconds is shorter than the story
-                    await asyncio.gather(story, return_exceptions=True)
-        finally:
-            await deployments.stop()
-            await scheduler.stop()
-            await client.close()
+    with tempfile.TemporaryDirectory() as scratch:
+        async with (
+            installed(build(), Path(scratch), *SETTINGS) as (_, cluster, product),
+            aiohttp.ClientSession() as session,
+        ):
+            started = time.monotonic()
+            story = asyncio.create_task(_play(cluster, started))
+            for tick in range(int(seconds / interval) + 1):
+                await asyncio.sleep(max(0.0, started + tick * interval - time.monotonic()))
+                samples: Vector = {}
+                for process in (product.webhook, *product.operators):
+                    async with session.get(process.probes + "/metrics") as response:
+                        samples.update(dashboard_queries.parse_scrape(await response.text()))
+                scrapes.append(Scrape(time.time(), samples))
+            story.cancel()  # when --seconds is shorter than the story
+            await asyncio.gather(story, return_exceptions=True)
     return scrapes
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.apiserver import ApiServer
-from tests.operator.conftest import eventually
 from tests.paths import REPO
+from tests.waiting import eventually
 
 KUBECTL = "/usr/bin/kubectl"
 

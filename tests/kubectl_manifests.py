@@ -1,5 +1,5 @@
 """Manifests the kubectl stories apply, as YAML text a user would write: a namespace with its
-group, a bare pod, a Job (played by tests/apiserver/jobs.py) and Koordinator's gang annotations.
+group, a bare pod, a Job and Koordinator's gang annotations.
 `tests/manifests.py` builds the dicts the engine and the emulator are fed directly."""
 
 from __future__ import annotations

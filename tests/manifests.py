@@ -9,9 +9,10 @@ Tests describe clusters the way a user writes them (manifests), never engine int
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from eq_engine import EngineConfig, QuotaEngine, parse_node, parse_pod, parse_quota, to_canonical
+from eq_engine.reading import RawElasticQuota, RawNode, RawPod
 
 P = "quota.scheduling.koordinator.sh/"
 
@@ -129,11 +130,11 @@ def load(engine: QuotaEngine, *objects: dict[str, Any]) -> None:
     for raw in objects:
         kind = raw["kind"]
         if kind == "ElasticQuota":
-            engine.set_quota(parse_quota(raw))
+            engine.set_quota(parse_quota(cast(RawElasticQuota, raw)))
         elif kind == "Pod":
-            engine.set_pod(parse_pod(raw))
+            engine.set_pod(parse_pod(cast(RawPod, raw)))
         else:
-            engine.set_node(parse_node(raw))
+            engine.set_node(parse_node(cast(RawNode, raw)))
 
 
 def run(

@@ -9,6 +9,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from tests import readme
+
 REPO = Path(__file__).resolve().parents[1]
 README = "README.md"
 PAGES = sorted(
@@ -99,3 +101,36 @@ def test_every_relative_link_leads_to_a_file_and_heading_that_exist():
                 broken.append(f"{page.relative_to(REPO)}: {target}")
     assert not broken
     assert {p.name for p in PAGES} >= {"README.md", "operator.md", "simulate.md"}
+
+
+NODE_POOLS = "## Node pools"
+GPU = "nvidia.com/gpu"
+
+
+def test_the_node_pools_simulate_plans_the_reclaim_offline() -> None:
+    """The README's node-pools `simulate`: `team-a-v100`'s runtime is 5 cards while it uses
+    10, and the plan takes 5 of its pods back."""
+    (simulate,), _ = readme.blocks(NODE_POOLS)
+    executable, *args = simulate.split()
+    assert executable == ".venv/bin/elastic-quota", simulate
+    done = subprocess.run(
+        [str(REPO / executable), *args], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = lines[0].split()
+    assert header == ["GROUP", "RESOURCE", "MIN", "MAX", "REQUEST", "RUNTIME", "USED"], lines[0]
+    table = {
+        (words[0], words[1]): dict(zip(header, words, strict=True))
+        for words in (line.split() for line in lines)
+        if len(words) == len(header) and words[0].endswith("v100")
+    }
+    team_a = table["team-a-v100", GPU]
+    assert (team_a["RUNTIME"], team_a["USED"]) == ("5", "10"), done.stdout
+    assert (table["team-b-v100", GPU]["RUNTIME"], table["team-b-v100", GPU]["USED"]) == ("5", "0")
+    assert lines[1].startswith(f"Tree v100: cpu 128, memory 1006Gi, {GPU} 10,"), done.stdout
+    plan = lines[lines.index("Reclaim (evicted in this order):") + 1 :]
+    group, pods = plan[0].strip().split(": ", 1)
+    assert group == "team-a-v100", done.stdout
+    assert [pod.rstrip("0123456789") for pod in pods.split(", ")] == ["team-a/train-"] * 5
+    assert not plan[1].startswith("  "), done.stdout  # no other group loses pods

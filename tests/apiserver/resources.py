@@ -124,11 +124,9 @@ BUILTINS = (
     Resource(
         "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("status",), ("pdb",)
     ),
-    # Only for `kubectl apply` of the quick start's files: no controller of its own here (the
-    # Deployment stand-in in standins.py plays it), no defaulting, no scale subresource.
+    # Only for the emulator's own tests of `kubectl apply`: no controller, no defaulting, no
+    # scale subresource (the real control plane plays the stories with Deployments and Jobs).
     Resource("apps", "v1", "deployments", "Deployment", True, ("status",), ("deploy",), ("all",)),
-    # The same for Jobs (jobs.py plays them): the pod groups' example and stories.
-    Resource("batch", "v1", "jobs", "Job", True, ("status",), (), ("all",)),
 )
 
 

@@ -17,6 +17,7 @@ from scripts.control_plane.plane import NOT_READY_TAINT
 from tests.waiting import eventually
 
 KUBECTL = "/usr/bin/kubectl"
+MERGE = "application/merge-patch+json"
 _names = itertools.count()
 
 
@@ -39,17 +40,32 @@ class Cluster:
     def get(self, path: str) -> Any:
         return self.client.get(path)
 
-    async def call(
-        self, method: str, path: str, body: Any = None, *, content_type: str = "application/json"
-    ) -> Any:
-        """The emulator client's `call`, as the admin: the decoded body of a successful request,
-        so that helpers written for the emulator that only write (tests/apiserver/jobs.py's
-        `complete`, what a kubelet writes) write here the same."""
+    async def complete(self, pod: dict[str, Any]) -> None:
+        """What the kubelet writes when every container of `pod` exited 0: phase Succeeded,
+        each container terminated with reason Completed (`kubectl get pods` says Completed).
+        kwok ends no pod by itself: its pod-complete stage would end every Job pod at once."""
+        finished_at = "2026-01-01T00:01:00Z"
+        containers = [
+            {
+                "name": c.get("name", ""),
+                "image": c.get("image", ""),
+                "imageID": c.get("image", ""),
+                "ready": False,
+                "started": False,
+                "restartCount": 0,
+                "state": {
+                    "terminated": {"exitCode": 0, "reason": "Completed", "finishedAt": finished_at}
+                },
+            }
+            for c in (pod.get("spec") or {}).get("containers") or ()
+        ]
+        patch = {"status": {"phase": "Succeeded", "containerStatuses": containers}}
+        metadata = pod["metadata"]
+        path = f"/api/v1/namespaces/{metadata['namespace']}/pods/{metadata['name']}/status"
         status, answer = await asyncio.to_thread(
-            self.client.request, method, path, body, content_type=content_type
+            self.client.request, "PATCH", path, patch, content_type=MERGE
         )
-        assert status < 400, f"{method} {path}: {status} {answer}"
-        return answer
+        assert status < 400, f"PATCH {path}: {status} {answer}"
 
     async def kubectl(self, command: str, *, stdin: str | None = None) -> str:
         """`kubectl ...` as typed; its output, or an AssertionError that shows what it said."""

@@ -66,6 +66,8 @@ class Process:
     log: Path
     credential: str = ""
     """Its token's id as the audit log names it (`JTI=...`): which replica made a request."""
+    command: tuple[list[str], dict[str, str]] = field(default_factory=lambda: ([], {}))
+    """Its command line and environment, to start it again."""
 
     def ready(self) -> bool:
         assert self.popen.poll() is None, f"the {self.name} exited: {self.log.read_text()}"
@@ -79,6 +81,16 @@ class Process:
         self.popen.send_signal(signal.SIGTERM)
         code = await asyncio.to_thread(self.popen.wait, 20)
         assert code == 0, f"the {self.name} exited with {code}: {self.log.read_text()}"
+
+    async def start_again(self) -> None:
+        """The stopped process started again as it was, ready (its Service has endpoints
+        again)."""
+        argv, environment = self.command
+        with self.log.open("ab") as output:
+            self.popen = subprocess.Popen(
+                argv, env=environment, stdout=output, stderr=subprocess.STDOUT
+            )
+        await eventually(self.ready, timeout=30, what=f"the {self.name} to be ready again")
 
     async def kill(self) -> None:
         """SIGKILL, as a node failure ends it: nothing is given up or cleaned."""
@@ -220,14 +232,12 @@ async def _start(
         **overrides,
     }
     log = tmp / f"{identity}.log"
+    argv = [sys.executable, "-m", "eq_cli.main", *container["args"]]
+    environment = {**os.environ, "PYTHONPATH": PYTHONPATH, **environment}
     with log.open("ab") as output:
-        popen = subprocess.Popen(
-            [sys.executable, "-m", "eq_cli.main", *container["args"]],
-            env={**os.environ, "PYTHONPATH": PYTHONPATH, **environment},
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    return Process(identity, popen, f"http://127.0.0.1:{probe_port}", log, credential(token))
+        popen = subprocess.Popen(argv, env=environment, stdout=output, stderr=subprocess.STDOUT)
+    probes = f"http://127.0.0.1:{probe_port}"
+    return Process(identity, popen, probes, log, credential(token), (argv, environment))
 
 
 @dataclass

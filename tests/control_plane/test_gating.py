@@ -37,7 +37,6 @@ from typing import Any
 from eq_engine.model import keys
 
 from scripts.control_plane.build import Built
-from tests.apiserver.jobs import complete
 from tests.control_plane.cluster import Cluster, refused_to_the_product
 from tests.control_plane.product import Process, Product, installed
 from tests.control_plane.test_quickstart import RealKubectl
@@ -220,7 +219,7 @@ class Team:
 
     async def finish(self, name: str) -> None:
         """The pod's containers exit 0, as its kubelet reports it (kwok ends no pod itself)."""
-        await complete(self.cluster, self.pod(name))  # type: ignore[arg-type]  # its call()
+        await self.cluster.complete(self.pod(name))
 
     async def resize(self, cpu: str) -> None:
         """The group's min and max set to `cpu`, as its owner would."""

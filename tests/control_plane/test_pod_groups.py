@@ -1,13 +1,13 @@
 """docs/pod-groups.md's walkthrough and the other gang stories on the real control plane.
 
-The stories and their claims are the emulator's (tests/test_pod_groups_kubectl.py), played
-here through real kubectl: the chart installed by the README's `helm install` (step 1 of the
-quick start, as the walkthrough asks), the Jobs' pods made by the real Job controller, gated by
-the product's webhook on their way in, lifted by the operator, placed by the real kube-scheduler
-on kwok nodes and completed as their kubelet would (tests/apiserver/jobs.py's `complete`, the
-status a kubelet writes; kwok completes no Job pod by itself). scheduler-plugins' PodGroup CRD
-is installed first, as on a cluster running scheduler-plugins. The audit log shows the chart's
-RBAC refused the product nothing, the PodGroups' reads included.
+The stories and their claims are pod_groups.py's, played here through real kubectl: the chart
+installed by the README's `helm install` (step 1 of the quick start, as the walkthrough asks),
+the Jobs' pods made by the real Job controller, gated by the product's webhook on their way in,
+lifted by the operator, placed by the real kube-scheduler on kwok nodes and completed as their
+kubelet would (`Cluster.complete`, the status a kubelet writes; kwok completes no Job pod by
+itself). scheduler-plugins' PodGroup CRD is installed first, as on a cluster
+running scheduler-plugins. The audit log shows the chart's RBAC refused the product nothing, the
+PodGroups' reads included.
 
 It runs on a control plane of its own: the chart's webhooks would gate the pods of every other
 test on the shared one.
@@ -20,20 +20,19 @@ from pathlib import Path
 
 from scripts.control_plane.build import Built
 from scripts.control_plane.plane import ControlPlane
-from tests.apiserver.jobs import complete
 from tests.chart.rendering import env
 from tests.control_plane.cluster import Cluster, refused_to_the_product
-from tests.control_plane.product import NAMESPACE, RELEASE, helm_install, running
-from tests.control_plane.test_quickstart import RealKubectl
-from tests.paths import REPO
-from tests.test_pod_groups_kubectl import (
+from tests.control_plane.pod_groups import (
     ROUNDS,
     Story,
     a_gang_short_of_its_minimum_waits_for_its_last_member,
     a_scheduler_plugins_gang_waits_for_its_pod_group,
     two_gangs_in_room_for_one_run_one_after_the_other,
 )
-from tests.test_readme_quickstart import commands
+from tests.control_plane.product import NAMESPACE, RELEASE, helm_install, running
+from tests.control_plane.quickstart import commands
+from tests.control_plane.test_quickstart import RealKubectl
+from tests.paths import REPO
 
 POD_GROUP_CRD = REPO / "tests" / "crds" / "podgroups.scheduling.x-k8s.io.yaml"
 
@@ -60,7 +59,7 @@ async def test_gangs_are_admitted_whole_or_not_at_all_on_the_real_control_plane(
                 RealKubectl(cluster),
                 tmp_path,
                 pods=lambda namespace, job: cluster.pods(namespace, f"job-name={job}"),
-                complete=lambda pod: complete(cluster, pod),  # type: ignore[arg-type]
+                complete=cluster.complete,
                 calm=ROUNDS * float(env(operator)["ELASTIC_QUOTA_BATCH_INTERVAL"]),
             )
             await two_gangs_in_room_for_one_run_one_after_the_other(story)

@@ -13,6 +13,13 @@ the lender's idle min. The lender's 6-CPU pod comes, and after the reclaim delay
 evictions the operator asked for, when, and how each was answered. The stories run side by side
 in one test, on one control plane (tests/control_plane/test_gating.py says why one test).
 
+Three stories borrow with a Job, and read the Job controller's own view of it: a Job of ten
+1-CPU pods loses eight (two rounds), two more than its default backoffLimit of 6 would forgive,
+and an Indexed Job restarting OnFailure loses three of its five indexes; each Job makes every
+replacement within 30 s of the eviction, behind the gate, counts no failure, and completes once
+its group has room again. A Job whose podFailurePolicy fails it on a disruption is warned of by
+kubectl when it is applied, and fails as it asks when its first pod is taken.
+
 Reclaim makes the operator ask for all it ever asks (with two PodGroup APIs served, and a group
 deleted, which the webhook checks against the pods), so the same test then checks the claims of
 tests/chart/test_rbac.py's emulator-measured test on the real authorizer: each ServiceAccount may
@@ -37,6 +44,7 @@ import json
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 from eq_engine.model import keys
 
@@ -55,6 +63,7 @@ from tests.control_plane.product import (
 from tests.control_plane.test_gating import (
     ACT,
     Team,
+    condition,
     disruption_budget,
     listed,
     pod,
@@ -63,8 +72,10 @@ from tests.control_plane.test_gating import (
     sampled,
     team,
 )
+from tests.control_plane.test_node_pools import stamp
 from tests.control_plane.test_quickstart import RealKubectl
 from tests.kubectl import rows
+from tests.kubectl_manifests import job
 from tests.manifests import quota
 from tests.paths import REPO
 from tests.waiting import consistently, eventually
@@ -139,23 +150,24 @@ class Department:
         )
 
     async def lender_comes_back(self) -> float:
-        """The lender's 6-CPU pod, admitted within its min and Running; the moment before it
-        was created (no round may evict sooner than a delay after it)."""
+        """The lender's pod of its whole min, admitted and Running; the moment before it was
+        created (no round may evict sooner than a delay after it)."""
         before = time.time()
-        await self.lender.apply(pod("l0", "6"))
+        await self.lender.apply(pod("l0", self.lender.quota()["spec"]["min"]["cpu"]))
         await self.lender.run(["l0"])
         return before
 
 
 async def department(
-    cluster: Cluster, kubectl: RealKubectl, plane: ControlPlane, prefix: str
+    cluster: Cluster, kubectl: RealKubectl, plane: ControlPlane, prefix: str, *, lent: int = 6
 ) -> Department:
+    """A department of 10 CPUs: a lender of min `lent`, a borrower of the rest (max 10)."""
     dept = await team(cluster, kubectl, f"{prefix}-dept", cpu="10", is_parent=True)
     lender = await team(
-        cluster, kubectl, f"{prefix}-lender", cpu="6", max_cpu="10", parent=dept.name
+        cluster, kubectl, f"{prefix}-lender", cpu=str(lent), max_cpu="10", parent=dept.name
     )
     borrower = await team(
-        cluster, kubectl, f"{prefix}-borrower", cpu="4", max_cpu="10", parent=dept.name
+        cluster, kubectl, f"{prefix}-borrower", cpu=str(10 - lent), max_cpu="10", parent=dept.name
     )
     return Department(plane, lender, borrower)
 
@@ -310,6 +322,251 @@ async def a_budget_holds_the_pods_until_it_allows_their_eviction(
     assert replica_set["status"].get("readyReplicas") == 2
 
 
+REPLACED = 30.0
+"""Seconds within which a Job has made the replacement of an evicted pod (issue 47)."""
+SPARED = "does not count it as a failure and replaces it at once"
+
+
+def batch_job(
+    name: str,
+    pods: int,
+    cpu: str,
+    *,
+    restart: str = "Never",
+    indexed: bool = False,
+    policy: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A Job of `pods` pods of `cpu`, all at once, with Kubernetes' default backoffLimit (6)."""
+    made = job(name, "", parallelism=pods, completions=pods, cpu=cpu)
+    del made["metadata"]["namespace"]
+    spec = made["spec"]
+    spec["template"]["spec"]["restartPolicy"] = restart
+    if indexed:
+        spec["completionMode"] = "Indexed"
+    if policy:
+        spec["podFailurePolicy"] = policy
+    return made
+
+
+class JobStory:
+    """A borrower's Job, what its controller says of it, and its pods."""
+
+    def __init__(self, department: Department, name: str) -> None:
+        self.department, self.name = department, name
+        self.team = department.borrower
+
+    def status(self) -> dict[str, Any]:
+        return self.team.status("batch/v1", "jobs", self.name)
+
+    def pods(self) -> list[dict[str, Any]]:
+        return [
+            p
+            for p in self.team.pods()
+            if p["metadata"].get("labels", {}).get("batch.kubernetes.io/job-name") == self.name
+        ]
+
+    def events(self, reason: str) -> list[str]:
+        return [
+            e["message"]
+            for e in self.team.events(reason)
+            if e["involvedObject"]["kind"] == "Job" and e["involvedObject"]["name"] == self.name
+        ]
+
+    async def replaced_at_once(self, evictions: int) -> None:
+        """Every evicted pod has a replacement behind the gate, made within `REPLACED` of the
+        last eviction; the Job counts no failure; an Event on the Job for each pod taken."""
+        await eventually(
+            lambda: len(self.department.evicted()) == evictions,
+            timeout=ACT,
+            what=f"{evictions} evictions",
+        )
+        last = max(r.at for r in self.department.evictions() if r.code == 201)
+        await self.team.waits(evictions, timeout=ACT)
+        made = [
+            stamp(p["metadata"]["creationTimestamp"]).timestamp()
+            for p in self.pods()
+            if p["spec"].get("schedulingGates")
+        ]
+        assert max(made) - last <= REPLACED, (max(made) - last, "seconds after the eviction")
+        status = self.status()
+        assert status.get("failed", 0) == 0 and condition(status, "Failed") is None, status
+        await eventually(
+            lambda: len(self.events("Reclaimed")) == evictions,
+            timeout=ACT,
+            what=f"{evictions} Reclaimed Events on the Job",
+        )
+        assert all(SPARED in message for message in self.events("Reclaimed"))
+
+    async def completes_once_it_has_room(self, pods: int) -> None:
+        """The lender's pod finishes: the replacements are admitted and run, and once every pod
+        has finished the Job is Complete, with no failure counted."""
+        await self.department.lender.finish("l0")
+        await eventually(
+            lambda: len(self.team.running()) == pods,
+            timeout=ACT,
+            what=f"the Job's {pods} pods running again",
+        )
+        for name in self.team.running():
+            await self.team.finish(name)
+        await eventually(
+            lambda: condition(self.status(), "Complete") == "True",
+            timeout=ACT,
+            what=f"Job {self.name} Complete",
+        )
+        status = self.status()
+        assert status["succeeded"] == pods and status.get("failed", 0) == 0, status
+
+
+async def a_jobs_pods_taken_beyond_its_backoff_limit_do_not_fail_it(
+    department: Department, _: Process
+) -> None:
+    """Eight of a Job's ten pods taken, two rounds: Kubernetes would fail it (backoffLimit 6)."""
+    story = JobStory(department, "train")
+    await department.borrower.apply(batch_job("train", 10, "1"))
+    await eventually(
+        lambda: len(department.borrower.running()) == 10, timeout=ACT, what="10 running"
+    )
+    await department.lender_comes_back()
+    await story.replaced_at_once(8)
+    await story.completes_once_it_has_room(10)
+
+
+async def an_indexed_job_restarting_on_failure_is_spared_too(
+    department: Department, _: Process
+) -> None:
+    """restartPolicy OnFailure, which no podFailurePolicy may go with, and Indexed: each index
+    taken comes back as a new pod of that index."""
+    story = JobStory(department, "sweep")
+    await department.borrower.apply(batch_job("sweep", 5, "2", restart="OnFailure", indexed=True))
+    await eventually(lambda: len(department.borrower.running()) == 5, timeout=ACT, what="5 running")
+    await department.lender_comes_back()
+    await story.replaced_at_once(3)
+    indexes = sorted(
+        p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]
+        for p in story.pods()
+        if "deletionTimestamp" not in p["metadata"]
+    )
+    assert indexes == ["0", "1", "2", "3", "4"], indexes
+    await story.completes_once_it_has_room(5)
+
+
+async def a_job_that_counts_disruptions_is_warned_of_and_fails_as_it_asks(
+    department: Department, _: Process
+) -> None:
+    borrower = department.borrower
+    story = JobStory(department, "strict")
+    rule = {"action": "FailJob", "onPodConditions": [{"type": "DisruptionTarget"}]}
+    manifest = department.plane.directory / f"{borrower.namespace}-strict.json"
+    manifest.write_text(json.dumps(batch_job("strict", 5, "2", policy={"rules": [rule]})))
+    applied = await borrower.kubectl.run(f"kubectl apply -n {borrower.namespace} -f {manifest}")
+    assert (
+        f"Warning: Job {borrower.namespace}/strict: spec.podFailurePolicy.rules[0]: action "
+        "FailJob on the DisruptionTarget condition: the pods that elastic-quota takes back"
+    ) in applied.err, applied
+    await eventually(lambda: len(borrower.running()) == 5, timeout=ACT, what="5 running")
+    await department.lender_comes_back()
+    await eventually(
+        lambda: condition(story.status(), "Failed") == "True",
+        timeout=ACT,
+        what="the Job Failed by its own policy",
+    )
+    (failed,) = [c for c in story.status()["conditions"] if c["type"] == "Failed"]
+    assert failed["reason"] == "PodFailurePolicy", failed
+    await eventually(
+        lambda: bool(story.events("ReclaimCountedAsFailure")),
+        timeout=ACT,
+        what="a ReclaimCountedAsFailure Event on the Job",
+    )
+    assert (
+        "counts it as a failure, as it asks: spec.podFailurePolicy.rules[0]"
+        in (story.events("ReclaimCountedAsFailure")[0])
+    )
+
+
+async def a_gang_is_reclaimed_whole_or_not_at_all(
+    department: Department, operator: Process
+) -> None:
+    """The borrower (min 2) runs `api` (2 CPUs, in quota), then `batch` (2 CPUs) and the four
+    1-CPU pods of Job `train`, a Koordinator gang of minimum 4, all on the lender's idle min. The
+    lender takes its 8 CPUs back, leaving the borrower a runtime of 2 below its 8 used. The gang
+    started last, so it is the least important candidate: while a PodDisruptionBudget allows
+    its pods no disruption none of them is touched and `batch` goes instead; once the budget is
+    gone the gang goes, all four pods in one round, and the Job's replacements wait behind the
+    gate, whole, the Job counting none of them as a failure."""
+    borrower = department.borrower
+    story = JobStory(department, "train")
+    await borrower.apply(pod("api", "2"))
+    await borrower.run(["api"])
+    await borrower.apply(pod("batch", "2"))
+    await borrower.run(["api", "batch"])
+    gang = {
+        "gang.scheduling.koordinator.sh/name": "train",
+        "gang.scheduling.koordinator.sh/min-available": "4",
+    }
+    train = batch_job("train", 4, "1")
+    train["spec"]["template"]["metadata"]["annotations"] = gang
+    await borrower.apply(train)
+    await eventually(lambda: len(borrower.running()) == 6, timeout=ACT, what="the gang running")
+    members = {p["metadata"]["name"] for p in story.pods()}
+    budget = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "train"},
+        "spec": {"minAvailable": 4, "selector": {"matchLabels": {"job-name": "train"}}},
+    }
+    await borrower.apply(budget)
+    await eventually(
+        lambda: (
+            borrower.status("policy/v1", "poddisruptionbudgets", "train").get("currentHealthy") == 4
+        ),
+        timeout=ACT,
+        what="the budget counting the gang's four pods healthy",
+    )
+
+    await department.lender_comes_back()
+    await eventually(lambda: department.evicted() == ["batch"], timeout=ACT, what="batch evicted")
+    kept = f"by PodDisruptionBudget {borrower.namespace}/train, which allows no disruption"
+    await eventually(
+        lambda: (
+            {
+                e["involvedObject"]["name"]
+                for e in borrower.events("ReclaimSkipped")
+                if kept in e["message"]
+            }
+            >= members
+        ),
+        timeout=ACT,
+        what="a ReclaimSkipped Event on each of the gang's pods",
+    )
+    await consistently(  # two whole windows: the gang is never touched
+        lambda: department.evicted() == ["batch"] and members <= set(borrower.running()),
+        seconds=2 * DELAY,
+        what="the gang kept whole",
+    )
+
+    await borrower.cluster.kubectl(f"kubectl delete pdb train -n {borrower.namespace}")
+    await eventually(lambda: len(department.evicted()) == 5, timeout=ACT, what="the gang evicted")
+    assert set(department.evicted()[1:]) == members
+    await eventually(  # the Job's four replacements, whole behind the gate
+        lambda: len(borrower.waiting()) == 4 and borrower.annotation(keys.WAITING) == "4 (1 gang)",
+        timeout=ACT,
+        what="the gang's four replacements waiting",
+    )
+    assert borrower.running() == ["api"]
+    status = story.status()
+    assert status.get("failed", 0) == 0 and condition(status, "Failed") is None, status
+    await eventually(
+        lambda: any(
+            "the pod's gang" in e["message"] and "goes whole (4 pods)" in e["message"]
+            for e in borrower.events("Reclaimed")
+        ),
+        timeout=ACT,
+        what="the gang's Reclaimed Events",
+    )
+    gang_evicted = f'elastic_quota_gang_evictions_total{{group="{borrower.name}",tree=""}} 1.0'
+    assert gang_evicted in await operator.metrics()
+
+
 async def each_account_may_do_exactly_what_its_process_did(
     plane: ControlPlane, cluster: Cluster, kubectl: RealKubectl
 ) -> None:
@@ -362,10 +619,15 @@ async def each_account_may_do_exactly_what_its_process_did(
 
 
 STORIES = {
-    "order": the_borrower_returns_its_least_important_pods_after_the_delay,
-    "keep": non_preemptible_pods_are_never_evicted,
-    "budget": a_budget_holds_the_pods_until_it_allows_their_eviction,
+    "order": (the_borrower_returns_its_least_important_pods_after_the_delay, 6),
+    "keep": (non_preemptible_pods_are_never_evicted, 6),
+    "budget": (a_budget_holds_the_pods_until_it_allows_their_eviction, 6),
+    "job": (a_jobs_pods_taken_beyond_its_backoff_limit_do_not_fail_it, 8),
+    "indexed": (an_indexed_job_restarting_on_failure_is_spared_too, 6),
+    "strict": (a_job_that_counts_disruptions_is_warned_of_and_fails_as_it_asks, 6),
+    "gang": (a_gang_is_reclaimed_whole_or_not_at_all, 8),
 }
+"""Each story's prefix, and what its lender lends."""
 
 
 async def test_borrowed_pods_are_evicted_through_the_eviction_api_under_the_charts_rbac(
@@ -375,8 +637,8 @@ async def test_borrowed_pods_are_evicted_through_the_eviction_api_under_the_char
     async with installed(built, tmp_path, *settings, crds=CRDS) as (plane, cluster, started):
         kubectl = RealKubectl(cluster)
         async with asyncio.TaskGroup() as stories:
-            for prefix, story in STORIES.items():
-                told = await department(cluster, kubectl, plane, prefix)
+            for prefix, (story, lent) in STORIES.items():
+                told = await department(cluster, kubectl, plane, prefix, lent=lent)
                 stories.create_task(story(told, started.operators[0]), name=story.__name__)
         await each_account_may_do_exactly_what_its_process_did(plane, cluster, kubectl)
     # Read once the processes have stopped: the audit log holds its last line whole.

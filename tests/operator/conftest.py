@@ -19,8 +19,8 @@ from prometheus_client.samples import Sample
 from tests.apiserver import ApiServer
 from tests.kube import Client, write_kubeconfig
 from tests.paths import PYTHONPATH
+from tests.ports import free_port
 from tests.waiting import eventually  # the tests of this folder import it from here
-from tests.webhook.conftest import free_port
 
 FAST = ("--batch-interval", "0.05", "--reclaim-interval", "0.1", "--lease-duration", "2")
 

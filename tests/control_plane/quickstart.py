@@ -1,19 +1,11 @@
-"""The README's quick start, played through real kubectl against the emulated API server.
-
-The commands are read out of README.md, so the two cannot drift: every command of the section
-must be one this test knows how to play, and every `kubectl` command runs verbatim. What cannot
-run here is replaced, as close to the real thing as the machine allows:
+"""The README's quick start as a story: each of its commands, read out of README.md (so the two
+cannot drift), played verbatim through real kubectl and judged on what kubectl shows, as
+test_quickstart.py plays it on the real control plane. What cannot run there is replaced, as
+close to the real thing as the machine allows:
 
 - `docker build/push`: skipped; the processes run from this checkout.
-- `helm install ...`: tests/installation.py's `installed()` with the command's own `--set`
-  values: the chart rendered by helm, its webhook configurations in the emulator's admission
-  chain, the operator and the webhook started with the environment their Deployments render.
 - `kubectl port-forward` + `curl .../metrics | grep -E ...`: the operator's probe port (the
   metrics Service's target) scraped directly, filtered with the README's own grep pattern.
-
-Around them: a node with 4 CPUs, the scheduler stand-in (binds and marks Running) and the
-Deployment stand-in (a ReplicaSet per applied Deployment), both in tests/apiserver/standins.py.
-Every claim the README makes about what a command shows is asserted on kubectl's output.
 """
 
 from __future__ import annotations
@@ -21,18 +13,21 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 import yaml
 
 from tests import readme
-from tests.apiserver import ApiServer
-from tests.apiserver.client import Client
-from tests.apiserver.standins import Deployments, Scheduler
-from tests.installation import NAMESPACE, Process, installed
+from tests.control_plane.product import Process
 from tests.kubectl import Kubectl, Result, rows
-from tests.manifests import node
+
+
+class Requests(Protocol):
+    """How many requests of a kind the API server was asked (its audit log)."""
+
+    def count(self, verb: str, resource: str, subresource: str = "") -> int: ...
+
 
 SECTION = "## Quick start in a cluster"
 OVER_QUOTA = "kubectl get pods -n team-a -l quota.scheduling.koordinator.sh/capacity=over-quota"
@@ -53,12 +48,6 @@ def row(result: Result, name: str) -> dict[str, str]:
     return found
 
 
-def settings(helm: str) -> list[str]:
-    words = shlex.split(helm)
-    assert words[words.index("--namespace") + 1] == NAMESPACE
-    return [words[i + 1] for i, word in enumerate(words) if word == "--set"]
-
-
 async def scrape(process: Process, grep: str) -> list[str]:
     """`curl -s localhost:8080/metrics | grep -E PATTERN`, on the operator's probe port."""
     pattern = shlex.split(grep)[-1]
@@ -70,7 +59,7 @@ async def scrape(process: Process, grep: str) -> list[str]:
 class QuickStart:
     """Each README command, played and judged."""
 
-    def __init__(self, api: ApiServer, kubectl: Kubectl, operator: Process) -> None:
+    def __init__(self, api: Requests, kubectl: Kubectl, operator: Process) -> None:
         self.api, self.kubectl, self.operator = api, kubectl, operator
         self.watch: Any = None
 
@@ -232,26 +221,3 @@ class QuickStart:
         assert [float(line.rsplit(" ", 1)[1]) for line in team_a_cpu] == [2000.0], lines
         evictions = [line for line in lines if line.startswith("elastic_quota_evictions_total")]
         assert sum(float(line.rsplit(" ", 1)[1]) for line in evictions) == 1.0, lines
-
-
-async def test_the_readme_quick_start_through_kubectl(tmp_path):
-    helm, *rest = [c for c in commands() if not c.startswith("docker ")]
-    assert helm.startswith("helm install elastic-quota manifests/elastic-quota "), helm
-    async with ApiServer() as api:
-        api.seed(node("node-1", cpu="4", memory="16Gi", pods="110"))
-        client = Client(api.url)
-        scheduler, deployments = Scheduler(client), Deployments(client)
-        kubectl = Kubectl(api, tmp_path / "user")
-        try:
-            async with installed(api, tmp_path, *settings(helm)) as (_, operator):
-                await scheduler.start()
-                await deployments.start()
-                story = QuickStart(api, kubectl, operator)
-                for command in rest:
-                    await story.play(command)
-                await story.team_b_is_done()
-                assert api.count("create", "pods", "eviction") == 1
-        finally:
-            await deployments.stop()
-            await scheduler.stop()
-            await client.close()

@@ -1,13 +1,9 @@
-"""Pod groups (gangs) admitted all or nothing, through real kubectl against the emulated API server
-with the chart installed (tests/installation.py): Jobs are applied as a user applies them and
-played by the Job stand-in (tests/apiserver/jobs.py: pods made with generateName, the Job's
-labels and ownerReference), each pod gated by the chart's webhook on its way in, the gates
-lifted by the operator, the pods bound by the scheduler stand-in and completed as their kubelet
-would. docs/pod-groups.md's walkthrough (examples/pod-groups) is the first story.
-
-The stories are played on the real control plane too (tests/control_plane/test_pod_groups.py):
-a `Story` is given the cluster's side, how to read a Job's pods and how to complete one as its
-kubelet would, and how long a waiting gang is watched to stay whole.
+"""docs/pod-groups.md's walkthrough and the other gang stories, told through real kubectl: Jobs
+applied as a user applies them, each pod gated by the chart's webhook on its way in, the gates
+lifted by the operator, the pods placed by the scheduler and completed as their kubelet would
+(test_pod_groups.py plays them on the real control plane). A `Story` is given the cluster's
+side: how to read a Job's pods, how to complete one, and how long a waiting gang is watched to
+stay whole.
 """
 
 from __future__ import annotations
@@ -17,18 +13,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from tests.apiserver import ApiServer, pod_group_crds
-from tests.apiserver.client import JSON, Client
-from tests.apiserver.jobs import Jobs, complete
-from tests.apiserver.standins import Scheduler
-from tests.installation import installed
 from tests.kubectl import Kubectl, Result, rows
 from tests.kubectl_manifests import gang, group, job, write
-from tests.manifests import node
 from tests.waiting import consistently
 
-BATCH_INTERVAL = 0.05
-FAST = (f"operator.batchInterval={BATCH_INTERVAL}", "operator.leaseDuration=2")
+JSON = dict[str, Any]
 GATED, RUNNING, COMPLETED = "SchedulingGated", "Running", "Completed"
 ROUNDS = 20
 """The operator's admission rounds a waiting gang is watched for, to stay whole."""
@@ -36,7 +25,7 @@ ROUNDS = 20
 Pods = Callable[[str, str], list[JSON]]
 """(namespace, Job) -> the Job's pods, as the API server holds them."""
 Complete = Callable[[JSON], Awaitable[None]]
-"""Completes a pod as its kubelet would (tests/apiserver/jobs.py's `complete`)."""
+"""Completes a pod as its kubelet would (`cluster.complete`)."""
 
 
 class Story:
@@ -100,40 +89,6 @@ class Story:
             return len(pods) == count and all(p["spec"].get("schedulingGates") for p in pods)
 
         await consistently(all_gated, seconds=self.calm, what=f"{job}'s {count} pods gated")
-
-
-async def test_gangs_are_admitted_whole_or_not_at_all(tmp_path: Path):
-    async with ApiServer(serving=pod_group_crds("scheduling.x-k8s.io")) as api:
-        api.seed(node("node-1", cpu="8", memory="32Gi", pods="110"))
-        client = Client(api.url)
-        scheduler, jobs = Scheduler(client), Jobs(client)
-
-        def pods(namespace: str, job: str) -> list[JSON]:
-            return [
-                p
-                for p in api.objects("pods")
-                if p["metadata"]["namespace"] == namespace
-                and (p["metadata"].get("labels") or {}).get("job-name") == job
-            ]
-
-        story = Story(
-            Kubectl(api, tmp_path / "user"),
-            tmp_path,
-            pods=pods,
-            complete=lambda pod: complete(client, pod),
-            calm=ROUNDS * BATCH_INTERVAL,
-        )
-        try:
-            async with installed(api, tmp_path, *FAST):
-                await scheduler.start()
-                await jobs.start()
-                await two_gangs_in_room_for_one_run_one_after_the_other(story)
-                await a_gang_short_of_its_minimum_waits_for_its_last_member(story)
-                await a_scheduler_plugins_gang_waits_for_its_pod_group(story)
-        finally:
-            await jobs.stop()
-            await scheduler.stop()
-            await client.close()
 
 
 async def two_gangs_in_room_for_one_run_one_after_the_other(story: Story) -> None:
