@@ -9,6 +9,14 @@ counts it even while the watch still shows its gate, until the scheduler binds i
 ever. A pod deleted meanwhile holds nothing: the engine no longer has it. A lift that fails is
 decided again after a backoff. Pods this process did not admit (created ungated, or admitted
 before a restart) count only once bound.
+
+The lifts go out beside the loop, not inside its step: a round decides and hands its pods to
+lifts of their own (as many in flight as their budget lets go at once: `settings.api_qps`),
+each holding its group's budget from the decision on, and returns; the loop goes on with its
+batches while they are sent. Awaited inside the step, 16 at a time, a round's lifts and the
+batch interval after them took turns, and a burst of new pods was lifted slower than the
+scheduler binds (46-47 a second against its 50; 16 a round trip from an API server slow to
+answer), ever further behind (docs/benchmarks.md, "The real control plane").
 """
 
 from __future__ import annotations
@@ -27,9 +35,6 @@ from .metrics import Metrics
 from .view import ClusterView, Ref
 from .writing import Writer
 
-CONCURRENT_LIFTS = 16
-"""Gate removals in flight at once: a burst of admissions is not a queue of round trips."""
-
 
 class Admitter:
     def __init__(
@@ -40,14 +45,20 @@ class Admitter:
         metrics: Metrics,
         *,
         hold: float,
+        lifts: int,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`lifts`: gate removals in flight at once (the operator's: its write budget's burst,
+        `--api-burst`), so that a burst of admissions is not a queue of round trips."""
         self._view, self._writer, self._events, self._metrics = view, writer, events, metrics
         self._hold, self._clock = hold, clock
         self._told: dict[str, Cause] = {}  # waiting pods' causes as their Events say
         self._admitted_gangs: set[str] = set()  # gangs whose wait is timed already
         self._lifted: dict[str, float] = {}  # admitted pods not bound yet, by when
         self._failed: dict[str, Backoff] = {}  # lifts refused or failed, with their backoff
+        self._lifting: set[str] = set()  # admitted pods whose lift is not answered yet
+        self._lifts = asyncio.Semaphore(lifts)
+        self._rounds: set[asyncio.Task[None]] = set()  # the rounds' lifts still going on
 
     def _holding(self) -> set[str]:
         """The admitted pods that still hold budget: not bound, not gone, not held too long."""
@@ -58,7 +69,7 @@ class Admitter:
                 del self._lifted[key]
         for key in [key for key in self._failed if engine.pod(key) is None]:
             del self._failed[key]
-        return set(self._lifted)
+        return self._lifted.keys() | self._lifting
 
     @property
     def pending(self) -> bool:
@@ -67,8 +78,9 @@ class Admitter:
         return bool(self._lifted or self._failed)
 
     async def round(self, snapshot: Snapshot) -> set[str]:
-        """Admit what fits now, on the loop's latest snapshot; return the groups whose count of
-        waiting pods changed."""
+        """Admit what fits now, on the loop's latest snapshot, and start lifting the admitted
+        pods' gates (`settled` awaits them); return the groups whose count of waiting pods
+        changed."""
         engine, now = self._view.engine, self._clock()
         decided = admissions(snapshot, holding=self._holding())
         # The decision's pods, read before any await: the watch may change the engine meanwhile.
@@ -84,24 +96,11 @@ class Admitter:
             for key, wait in sorted(decided.waiting.items())
             if self._told.get(key) != wait.cause and (pod := engine.pod(key)) is not None
         }
-        lifts = asyncio.Semaphore(CONCURRENT_LIFTS)
-
-        async def lift(pod: Pod) -> None:
-            async with lifts:
-                lifted = await self._writer.lift_gate(pod)
-            if lifted:
-                self._lifted[pod.key] = self._clock()
-                self._failed.pop(pod.key, None)
-                self._metrics.admitted.inc()
-                if pod.created:  # gated when it was created: the webhook gates new pods
-                    self._metrics.gate_wait.observe(max(0.0, time.time() - pod.created))
-                logger.debug("admitted %s", pod.key, extra={"pod": pod.key})
-            else:
-                retry = self._failed.setdefault(pod.key, Backoff(FIRST_RETRY, LAST_RETRY))
-                retry.failed(self._clock())
-
-        await asyncio.gather(*map(lift, pods))
-        self._time_gangs([pod for pod in pods if pod.key in self._lifted])
+        if pods:
+            self._lifting.update(pod.key for pod in pods)
+            lifts = asyncio.create_task(self._lift_all(pods))
+            self._rounds.add(lifts)
+            lifts.add_done_callback(self._rounds.discard)
         for key, ref in told.items():
             reason, message = "WaitingForQuota", decided.waiting[key].message
             self._events.record(ref, type="Normal", reason=reason, message=message)
@@ -113,6 +112,40 @@ class Admitter:
         changed = self._writer.set_waiting(waiting)
         self._metrics.publish_waiting(decided.waiting_per_group, decided.gangs_waiting_per_group)
         return changed
+
+    async def _lift_all(self, pods: list[Pod]) -> None:
+        """Lift the gates of a round's pods, in its order, then time its gangs' waits."""
+        await asyncio.gather(*map(self._lift, pods))
+        self._time_gangs([pod for pod in pods if pod.key in self._lifted])
+
+    async def _lift(self, pod: Pod) -> None:
+        try:
+            async with self._lifts:
+                lifted = await self._writer.lift_gate(pod)
+        finally:
+            self._lifting.discard(pod.key)
+        if lifted:
+            self._lifted[pod.key] = self._clock()
+            self._failed.pop(pod.key, None)
+            self._metrics.admitted.inc()
+            if pod.created:  # gated when it was created: the webhook gates new pods
+                self._metrics.gate_wait.observe(max(0.0, time.time() - pod.created))
+            logger.debug("admitted %s", pod.key, extra={"pod": pod.key})
+        else:
+            retry = self._failed.setdefault(pod.key, Backoff(FIRST_RETRY, LAST_RETRY))
+            retry.failed(self._clock())
+
+    async def settled(self) -> None:
+        """Until every lift decided so far is answered."""
+        while self._rounds:
+            await asyncio.gather(*self._rounds)
+
+    def stop(self) -> None:
+        """Lift no more gates (a stand-by lifts none; on the way out): the lifts not sent yet
+        are dropped, and their pods decided again by the next leader."""
+        for lifts in self._rounds:
+            lifts.cancel()
+        self._lifting.clear()
 
     def _time_gangs(self, lifted: list[Pod]) -> None:
         """The wait of each gang whose gates were lifted for the first time: from its first

@@ -93,6 +93,7 @@ class Loop:
             self._admit = True
             self._promoted.set()
         else:
+            self._admitter.stop()
             self._writer.clear()
 
     async def run(self) -> None:

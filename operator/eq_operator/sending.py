@@ -48,11 +48,11 @@ class Rank(enum.IntEnum):
 
     LOOP = 0
     """What the loop awaits before it goes on (the default rank of `Sender.send`, so the
-    callers that write for the loop need not name it): a pod's admission gate lifted,
-    evictions and the reclaim stamp, the built-in groups and the node pools' roots created.
-    Each is bounded by its own pacing (admission, `--max-evictions` per `--reclaim-delay`), and
-    while the loop waits it recomputes nothing: behind the groups' writes it would leave them
-    stale."""
+    callers that write for the loop need not name it): evictions and the reclaim stamp, the
+    built-in groups and the node pools' roots created. Each is bounded by its own pacing
+    (`--max-evictions` per `--reclaim-delay`), and while the loop waits it recomputes nothing:
+    behind the groups' writes it would leave them stale. (The gates' lifts, which the loop
+    does not await, have a budget of their own: `settings.api_qps`.)"""
     GROUPS = 1
     """A group's annotations and `status.used`: what users and schedulers read. At most one
     write of a group is in flight, so their share is bounded by the groups that change."""

@@ -72,14 +72,22 @@ class OperatorSettings:
     """This replica's name in the Lease (the pod name); generated if empty."""
     api_qps: float = 50.0
     """Writes per second to the API server (patches, evictions, Events) after a burst, paced by
-    a client-side token bucket as client-go's; 0: no limit.
+    a client-side token bucket as client-go's, and as many gate lifts in a bucket of their own;
+    0: no limit.
 
     kube-scheduler's default: like the scheduler's bindings, the operator's label
     writes grow with the number of pods (client-go's own default, 5, would take 4 hours to
     label 75,000 running pods on a first install; kube-controller-manager's 20, an hour).
     API Priority and Fairness still protects the server. Reads (LIST, WATCH) are a few long
     requests and are not paced; nor are the Lease's renewals, so that a burst of writes
-    cannot cost the leadership."""
+    cannot cost the leadership.
+
+    The gate lifts have a bucket of their own: each is a step on a new pod's way to the
+    scheduler, which binds at its own 50 a second after a burst of 100. Drawing on the labels'
+    and the groups' budget, ahead of them but no faster than the bindings and with a burst the
+    labels had spent, the lifts let the scheduler bind no faster than they went: gated pods
+    were bound 2 s behind ungated ones from the start of a burst of 3,000 to its end, on the
+    real control plane (docs/benchmarks.md, "The real control plane")."""
     api_burst: int = 100
     """Writes that may go at once before `api_qps` paces them (kube-scheduler's default)."""
     write_workers: int = 16

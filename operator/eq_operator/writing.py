@@ -23,7 +23,8 @@ token bucket (`--api-qps`, `--api-burst`), as raw JSON (no client models), serve
 (`sending.Rank`) when they wait for it: what the loop awaits first, then the groups' numbers,
 then the pods' labels. A worker takes its token before it takes an object, so objects wait in
 their queues, not in the workers' hands: a group that changes while every worker waits goes
-out at the next token, once, as the engine wants it then.
+out at the next token, once, as the engine wants it then. The gates' lifts go through a
+`Sender` of their own (`lifts`), with a bucket of the same size (`settings.api_qps` says why).
 Each answered request counts as progress (`progress`), which the liveness probe reads: a long
 burst of writes is work, not a hung loop.
 """
@@ -73,9 +74,12 @@ class Writer:
         metrics: Metrics,
         *,
         workers: int,
+        lifts: Sender,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`lifts`: what the gates' lifts go through, a budget of their own."""
         self._sender, self._view, self._metrics = sender, view, metrics
+        self._lifts = lifts
         self._workers, self._clock = workers, clock
         self.groups, self.pods = self._queue(), self._queue()
         """Objects to compare and maybe write, with their backoff (new ones: due now)."""
@@ -260,7 +264,7 @@ class Writer:
         path = f"{PODS.url(pod.namespace)}/{pod.name}"
 
         async def write() -> NotDone | None:
-            sent = await self._send("PATCH", path, patch, Rank.LOOP, _UNREAD)
+            sent = await self._send("PATCH", path, patch, Rank.LOOP, _UNREAD, self._lifts)
             return None if isinstance(sent, Done) else sent
 
         return await self._attempt("Pod", pod.key, None, write)
@@ -282,10 +286,18 @@ class Writer:
 
         await self._attempt("Pod", key, queue, write)
 
-    async def _send(self, method: str, path: str, body: Any, rank: Rank, decode: Decode) -> Sent:
-        """`decode`: into the fields read of the answer. An answer, if with an error, counts
-        as progress."""
-        sent = await self._sender.send(
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        rank: Rank,
+        decode: Decode,
+        sender: Sender | None = None,
+    ) -> Sent:
+        """`decode`: into the fields read of the answer; `sender`: the writes' own unless
+        given. An answer, if with an error, counts as progress."""
+        sent = await (sender or self._sender).send(
             method, path, body, rank=rank, content_type=MERGE, decode=decode
         )
         if sent.answered:

@@ -119,12 +119,21 @@ async def in_process(
         view = ClusterView(QuotaEngine(settings.engine or EngineConfig()))
         metrics.groups = view.engine.statuses
         sender = Sender(http, TokenBucket(settings.api_qps, settings.api_burst, clock=clock))
+        lifts = Sender(http, TokenBucket(settings.api_qps, settings.api_burst, clock=clock))
         events = Recorder(sender, clock=clock)
         reclaim = (cluster or _cluster_api(settings))(sender)
         reclaimer = Reclaimer(view, reclaim, events, settings.reclaim, metrics, clock=clock)
-        writer = Writer(sender, view, metrics, workers=settings.write_workers, clock=clock)
+        writer = Writer(
+            sender, view, metrics, workers=settings.write_workers, lifts=lifts, clock=clock
+        )
         admitter = Admitter(
-            view, writer, events, metrics, hold=settings.admission_hold, clock=clock
+            view,
+            writer,
+            events,
+            metrics,
+            hold=settings.admission_hold,
+            lifts=settings.api_burst,
+            clock=clock,
         )
         builtins = Builtins(sender, view, settings.engine, clock=clock)
         pools = Pools(sender, events, clock=clock)

@@ -38,6 +38,7 @@ async def test_a_pod_deleted_while_its_gate_lift_is_in_flight_holds_no_budget(ap
 
         op.writer.lift_gate = lift_then_deleted  # type: ignore[method-assign]
         await op.loop.step()
+        await op.admitter.settled()  # the lift goes out beside the loop
         op.writer.lift_gate = lift  # type: ignore[method-assign]
         api.seed(gated("second"))
         op.run()
