@@ -193,6 +193,18 @@ class Team:
             )
         )
 
+    def seen(self) -> list[tuple[str, str, bool, bool]]:
+        """Each pod: its name, phase, whether it is gated and whether it is being deleted."""
+        return [
+            (
+                p["metadata"]["name"],
+                p["status"].get("phase", ""),
+                bool(p["spec"].get("schedulingGates")),
+                "deletionTimestamp" in p["metadata"],
+            )
+            for p in self.pods()
+        ]
+
     def quota(self) -> dict[str, Any]:
         found: dict[str, Any] = self.cluster.get(
             f"/apis/scheduling.sigs.k8s.io/v1alpha1/namespaces/{self.namespace}"
@@ -231,7 +243,10 @@ class Team:
     async def waits(self, count: int, *, timeout: float = ACT) -> None:
         """`count` pods wait behind the gate, and the group's WAITING column says so."""
         await eventually(
-            lambda: len(self.waiting()) == count, timeout=timeout, what=f"{count} waiting"
+            lambda: len(self.waiting()) == count,
+            timeout=timeout,
+            what=f"{count} waiting",
+            explain=self.seen,
         )
         wanted = str(count) if count else None
         await eventually(

@@ -18,7 +18,9 @@ Three stories borrow with a Job, and read the Job controller's own view of it: a
 and an Indexed Job restarting OnFailure loses three of its five indexes; each Job makes every
 replacement within 30 s of the eviction, behind the gate, counts no failure, and completes once
 its group has room again. A Job whose podFailurePolicy fails it on a disruption is warned of by
-kubectl when it is applied, and fails as it asks when its first pod is taken.
+kubectl when it is applied, and fails as it asks when its first pod is taken. A StatefulSet's
+pods taken come back at once under their names, behind the gate; a gang goes whole or not at
+all, kept whole while a real PodDisruptionBudget allows it no disruption.
 
 Reclaim makes the operator ask for all it ever asks (with two PodGroup APIs served, and a group
 deleted, which the webhook checks against the pods), so the same test then checks the claims of
@@ -567,6 +569,30 @@ async def a_gang_is_reclaimed_whole_or_not_at_all(
     assert gang_evicted in await operator.metrics()
 
 
+async def a_statefulsets_pods_come_back_behind_the_gate(department: Department, _: Process) -> None:
+    """A StatefulSet of five 2-CPU pods (OrderedReady, the default) loses its three newest to
+    reclaim. It makes them again at once, under their names, and they wait behind the gate;
+    when the lender's pod finishes all five run again."""
+    borrower = department.borrower
+    await borrower.apply(replicated("StatefulSet", "db", replicas=5, cpu="2"))
+    await eventually(lambda: len(borrower.running()) == 5, timeout=ACT, what="db's 5 pods")
+    await department.lender_comes_back()
+    await eventually(lambda: len(department.evicted()) == 3, timeout=ACT, what="3 evictions")
+    assert sorted(department.evicted()) == ["db-2", "db-3", "db-4"]  # the newest go first
+    await department.fits()
+    await borrower.waits(3)
+    assert borrower.waiting() == ["db-2", "db-3", "db-4"], borrower.seen()
+    status = borrower.status("apps/v1", "statefulsets", "db")
+    assert status.get("readyReplicas") == 2, status
+    await department.lender.finish("l0")
+    await eventually(
+        lambda: borrower.status("apps/v1", "statefulsets", "db").get("readyReplicas") == 5,
+        timeout=ACT,
+        what="db's five pods Ready again, as its controller counts them",
+    )
+    assert borrower.running() == [f"db-{i}" for i in range(5)]
+
+
 async def each_account_may_do_exactly_what_its_process_did(
     plane: ControlPlane, cluster: Cluster, kubectl: RealKubectl
 ) -> None:
@@ -626,6 +652,7 @@ STORIES = {
     "indexed": (an_indexed_job_restarting_on_failure_is_spared_too, 6),
     "strict": (a_job_that_counts_disruptions_is_warned_of_and_fails_as_it_asks, 6),
     "gang": (a_gang_is_reclaimed_whole_or_not_at_all, 8),
+    "sts": (a_statefulsets_pods_come_back_behind_the_gate, 6),
 }
 """Each story's prefix, and what its lender lends."""
 
