@@ -1,23 +1,20 @@
-"""Real kubectl (1.32, `/usr/bin/kubectl`) against the emulated API server, as a user runs it.
+"""Real kubectl (`/usr/bin/kubectl`) against the real control plane, as a user runs it.
 
-Commands are given as a user types them (`kubectl get eq -A`): `KUBECONFIG` points at the
-emulator and `KUBECACHEDIR` at a directory of the test's own (kubectl caches discovery per
-host:port for 6 h, and ports are reused). Runs as asyncio subprocesses: the emulator serves from
-the test's own event loop.
+Commands are given as a user types them (`kubectl get eq -A`), in the environment a subclass
+gives (tests/control_plane/test_quickstart.py's RealKubectl): `KUBECONFIG`, and `KUBECACHEDIR`
+at a directory of the test's own (kubectl caches discovery per host:port for 6 h, and ports are
+reused). Runs as asyncio subprocesses, so the test's event loop goes on meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 import shlex
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from tests.apiserver import ApiServer
 from tests.paths import REPO
 from tests.waiting import eventually
 
@@ -59,15 +56,8 @@ def rows(table: str) -> list[dict[str, str]]:
 
 
 class Kubectl:
-    def __init__(self, api: ApiServer, home: Path, *, token: str = "admin") -> None:
-        home.mkdir(parents=True, exist_ok=True)
-        config = api.write_kubeconfig(home / "kubeconfig", token)
-        self.env = {
-            **os.environ,
-            "HOME": str(home),
-            "KUBECONFIG": str(config),
-            "KUBECACHEDIR": str(home / "cache"),
-        }
+    env: dict[str, str]
+    """kubectl's environment (`KUBECONFIG`, `HOME`, `KUBECACHEDIR`), set by the subclass."""
 
     async def run(self, command: str, *, ok: bool = True) -> Result:
         """Run `command` from the repository's root; `ok`: assert it succeeded."""

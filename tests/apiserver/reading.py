@@ -1,5 +1,5 @@
-"""GET, LIST and WATCH: objects as storage holds them, selected, paged, streamed as watch
-events with bookmarks, or as Tables (tables.py) when the Accept header asks for them."""
+"""GET, LIST and WATCH: objects as storage holds them, selected, paged, or streamed as watch
+events with bookmarks. JSON only: no Tables (kubectl meets the real control plane only)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import aiohttp
 import orjson
 from aiohttp import web
 
-from . import responses, tables
+from . import responses
 from .errors import ApiError
 from .resources import Resource
 from .selectors import parse_fields, parse_labels
@@ -22,14 +22,9 @@ if TYPE_CHECKING:
 
 
 def get_object(
-    api: ApiServer, request: web.Request, resource: Resource, namespace: str | None, name: str
+    api: ApiServer, resource: Resource, namespace: str | None, name: str
 ) -> web.StreamResponse:
-    stored = api.stored(resource, namespace, name)
-    version = tables.wanted(request.headers.get("Accept", ""))
-    if version is None:
-        return responses.raw(stored.raw)
-    rv = {"resourceVersion": stored.obj["metadata"].get("resourceVersion", "")}
-    return _table(api, request, resource, [stored.obj], version, rv)
+    return responses.raw(api.stored(resource, namespace, name).raw)
 
 
 def _matcher(request: web.Request, resource: Resource) -> Callable[[dict[str, Any]], bool] | None:
@@ -70,58 +65,8 @@ def list_objects(
             "metadata": metadata,
         }
     )
-    version = tables.wanted(request.headers.get("Accept", ""))
-    if version is not None:
-        objects = [orjson.loads(item) for item in items]
-        return _table(api, request, resource, objects, version, metadata)
     body = head[:-1] + b',"items":[' + b",".join(items) + b"]}"
     return responses.raw(body)
-
-
-def _table(
-    api: ApiServer,
-    request: web.Request,
-    resource: Resource,
-    objects: list[dict[str, Any]],
-    version: str,
-    metadata: dict[str, Any],
-) -> web.Response:
-    include = request.query.get("includeObject", "Metadata")
-    table = api.printer.table(
-        resource, objects, version=version, metadata=metadata, include=include
-    )
-    return responses.json(table)  # served as plain application/json, as the real server does
-
-
-def _table_lines(
-    api: ApiServer, request: web.Request, resource: Resource
-) -> Callable[[bytes], bytes] | None:
-    """For a watch asking for Tables: each event's object as a one-row Table, the first
-    one with the column definitions (watchEmbeddedEncoder)."""
-    version = tables.wanted(request.headers.get("Accept", ""))
-    if version is None:
-        return None
-    include = request.query.get("includeObject", "Metadata")
-    headers = [True]
-
-    def convert(line: bytes) -> bytes:
-        if not line:
-            return line
-        event = orjson.loads(line)
-        if event["type"] in ("ERROR", "BOOKMARK"):
-            return line
-        event["object"] = api.printer.table(
-            resource,
-            [event["object"]],
-            version=version,
-            metadata={"resourceVersion": event["object"]["metadata"]["resourceVersion"]},
-            include=include,
-            headers=headers[0],
-        )
-        headers[0] = False
-        return orjson.dumps(event) + b"\n"
-
-    return convert
 
 
 async def watch_objects(
@@ -139,9 +84,6 @@ async def watch_objects(
     timeout = float(query["timeoutSeconds"]) if query.get("timeoutSeconds") else None
     matches = _matcher(request, resource)
     watcher, first = api.storage.watch(resource, namespace, matches, since)
-    convert = _table_lines(api, request, resource)
-    if convert is not None:
-        first = iter([convert(line) for line in first])
     response = web.StreamResponse(headers={"Content-Type": "application/json"})
     response.enable_chunked_encoding()
     loop = asyncio.get_running_loop()
@@ -178,8 +120,6 @@ async def watch_objects(
             if deadline is not None and loop.time() >= deadline and not watcher.buffer:
                 break
             lines, watcher.buffer = watcher.buffer, []
-            if convert is not None:
-                lines = [convert(line) for line in lines]
             if watcher.abort:
                 if request.transport is not None:
                     request.transport.abort()

@@ -1,6 +1,6 @@
-"""The kinds the emulator serves, and the legacy discovery documents kubectl and Kopf read about
-them (kubectl reads these when `/api` and `/apis` answer plain JSON; discovery.py serves the
-aggregated ones it asks for first)."""
+"""The kinds the emulator serves, and the legacy discovery documents the product reads about
+them: Kopf scans `/api`, `/apis` and each group version's resources when the operator starts,
+and the operator asks whether ElasticQuotas have `/status`."""
 
 from __future__ import annotations
 
@@ -32,8 +32,6 @@ class Resource:
     kind: str
     namespaced: bool
     subresources: tuple[str, ...] = ()
-    short_names: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
     custom: bool = False  # a CR: CR strategies (generation, 422 on unconditional PUT, no SMP)
     field_labels: frozenset[str] = field(default_factory=frozenset)
     qualified: bool = False
@@ -50,10 +48,6 @@ class Resource:
     @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
-
-    @property
-    def group_version(self) -> str:
-        return self.api_version
 
     @property
     def has_status(self) -> bool:
@@ -93,8 +87,6 @@ BUILTINS = (
         "Pod",
         True,
         ("status", "eviction", "binding"),
-        ("po",),
-        ("all",),
         field_labels=_POD_FIELDS,
     ),
     Resource(
@@ -104,11 +96,10 @@ BUILTINS = (
         "Node",
         False,
         ("status",),
-        ("no",),
         field_labels=frozenset({"spec.unschedulable"}),
     ),
-    Resource("", "v1", "namespaces", "Namespace", False, ("status",), ("ns",)),
-    Resource("", "v1", "events", "Event", True, (), ("ev",), field_labels=_EVENT_FIELDS),
+    Resource("", "v1", "namespaces", "Namespace", False, ("status",)),
+    Resource("", "v1", "events", "Event", True, field_labels=_EVENT_FIELDS),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True),
     Resource(
         "apiextensions.k8s.io",
@@ -117,16 +108,10 @@ BUILTINS = (
         "CustomResourceDefinition",
         False,
         ("status",),
-        ("crd", "crds"),
     ),
     # Read by the operator (reclaim skips what a budget would not let go); no disruption
     # controller here: a test writes `status.disruptionsAllowed` itself.
-    Resource(
-        "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("status",), ("pdb",)
-    ),
-    # Only for the emulator's own tests of `kubectl apply`: no controller, no defaulting, no
-    # scale subresource (the real control plane plays the stories with Deployments and Jobs).
-    Resource("apps", "v1", "deployments", "Deployment", True, ("status",), ("deploy",), ("all",)),
+    Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("status",)),
 )
 
 
@@ -169,8 +154,6 @@ def from_crd(
         names["kind"],
         spec["scope"] == "Namespaced",
         ("status",) if has_status else (),
-        tuple(names.get("shortNames", ())),
-        tuple(names.get("categories", ())),
         custom=True,
         qualified=qualified,
     )
@@ -190,7 +173,7 @@ def crd_as_served(crd: dict[str, Any], resource: Resource) -> dict[str, Any]:
 
 
 class Catalog:
-    """Resources by (group, version, plural) and by kind, plus discovery documents."""
+    """Resources by (group, version, plural) and by kind, and their discovery documents."""
 
     def __init__(self, resources: tuple[Resource, ...]) -> None:
         self.all: tuple[Resource, ...] = ()
@@ -213,49 +196,42 @@ class Catalog:
         (found,) = [r for r in self.all if r.key == key]
         return found
 
-    def group_versions(self) -> dict[str, list[str]]:
-        groups: dict[str, list[str]] = {}
-        for r in self.all:
-            if r.group and r.version not in groups.setdefault(r.group, []):
-                groups[r.group].append(r.version)
-        return groups
-
     def api_versions(self, address: str) -> dict[str, Any]:
+        """`/api`: the core group's one version."""
         return {
             "kind": "APIVersions",
             "versions": ["v1"],
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": address}],
         }
 
-    def api_group(self, group: str) -> dict[str, Any] | None:
-        versions = self.group_versions().get(group)
-        if versions is None:
-            return None
-        listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in versions]
-        return {"name": group, "versions": listed, "preferredVersion": listed[0]}
-
     def api_group_list(self) -> dict[str, Any]:
-        groups = [self.api_group(g) for g in self.group_versions()]
+        """`/apis`: the other groups and their versions, the first one preferred."""
+        versions: dict[str, list[str]] = {}
+        for r in self.all:
+            if r.group and r.version not in versions.setdefault(r.group, []):
+                versions[r.group].append(r.version)
+        groups = []
+        for group, names in versions.items():
+            listed = [{"groupVersion": f"{group}/{v}", "version": v} for v in names]
+            groups.append({"name": group, "versions": listed, "preferredVersion": listed[0]})
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
     def resource_list(self, group: str, version: str) -> dict[str, Any] | None:
+        """`/api/v1`, `/apis/GROUP/VERSION`: the resources and subresources served there."""
         served = [r for r in self.all if (r.group, r.version) == (group, version)]
         if not served:
             return None
         entries: list[dict[str, Any]] = []
         for r in served:
-            entry: dict[str, Any] = {
-                "name": r.plural,
-                "singularName": r.kind.lower(),
-                "namespaced": r.namespaced,
-                "kind": r.kind,
-                "verbs": VERBS,
-            }
-            if r.short_names:
-                entry["shortNames"] = list(r.short_names)
-            if r.categories:
-                entry["categories"] = list(r.categories)
-            entries.append(entry)
+            entries.append(
+                {
+                    "name": r.plural,
+                    "singularName": r.kind.lower(),
+                    "namespaced": r.namespaced,
+                    "kind": r.kind,
+                    "verbs": VERBS,
+                }
+            )
             for sub in r.subresources:
                 kind, verbs = _SUBRESOURCE_KINDS.get(sub, (r.kind, ["get", "patch", "update"]))
                 entries.append(
@@ -270,7 +246,7 @@ class Catalog:
         return {
             "kind": "APIResourceList",
             "apiVersion": "v1",
-            "groupVersion": served[0].group_version,
+            "groupVersion": served[0].api_version,
             "resources": entries,
         }
 

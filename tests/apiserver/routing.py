@@ -1,7 +1,8 @@
 """From an HTTP request to its handler: the user from the bearer token, the resource, namespace,
 name and subresource from the URL, the verb from the method; the request is counted, recorded
-for RBAC (access.py) and answered by an injected fault, a read (reading.py), a write
-(writing.py) or, for the URLs that are not resources, discovery.py."""
+for RBAC (access.py) and answered by an injected fault, a read (reading.py) or a write
+(writing.py). Of the URLs that are not resources, only the legacy discovery the product reads
+is served; the others (aggregated discovery, `/version`, `/openapi`: kubectl's) are 404."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 import orjson
 from aiohttp import web
 
-from . import discovery, patching, reading, responses, writing
+from . import patching, reading, responses, writing
 from .access import record_access
 from .admission import User
 from .errors import ApiError, status
@@ -33,9 +34,7 @@ async def serve(api: ApiServer, request: web.Request) -> web.StreamResponse:
             _unserved(api, request, parts)
             raise
         if route is None:
-            return discovery.serve(
-                request, parts, catalog=api.catalog, openapi=api.openapi, address=api.address
-            )
+            return _discovery(api, parts)
         resource, namespace, name, sub = route
         verb = _verb(request, name)
         api.requests[verb, resource.key, sub] += 1
@@ -81,6 +80,22 @@ def _route(catalog: Catalog, parts: list[str]) -> tuple[Resource, str | None, st
     if sub and sub not in resource.subresources:
         raise ApiError(404, "the server could not find the requested resource")
     return resource, namespace if resource.namespaced else None, name, sub
+
+
+def _discovery(api: ApiServer, parts: list[str]) -> web.StreamResponse:
+    """`/api`, `/apis` and a group version's resources (resources.Catalog), else 404."""
+    document = None
+    if parts == ["api"]:
+        document = api.catalog.api_versions(api.address)
+    elif parts == ["apis"]:
+        document = api.catalog.api_group_list()
+    elif parts == ["api", "v1"]:
+        document = api.catalog.resource_list("", "v1")
+    elif parts[:1] == ["apis"] and len(parts) == 3:
+        document = api.catalog.resource_list(parts[1], parts[2])
+    if document is None:
+        raise ApiError(404, "the server could not find the requested resource")
+    return responses.json(document)
 
 
 def _unserved(api: ApiServer, request: web.Request, parts: list[str]) -> None:
@@ -133,14 +148,7 @@ async def _dispatch(
     if verb == "watch":
         return await reading.watch_objects(api, request, resource, namespace)
     if verb == "get":
-        return reading.get_object(api, request, resource, namespace, name)
-    if "protobuf" in request.headers.get("Content-Type", ""):
-        # Typed kubectl commands (`create namespace`, `run`) send protobuf: not emulated.
-        raise ApiError(
-            415,
-            "the body of the request was in an unknown format - accepted media types "
-            "include: application/json (the emulator decodes no protobuf)",
-        )
+        return reading.get_object(api, resource, namespace, name)
     body = orjson.loads(await request.read() or b"null")
     if verb == "create" and not name:
         validation = request.query.get("fieldValidation", "")

@@ -68,11 +68,10 @@ def definition_of(resource: Resource) -> str | None:
 
 
 class Schemas:
-    """The schema of every served kind, for pruning and for the OpenAPI documents."""
+    """The schema of every served kind, for pruning and validation."""
 
     def __init__(self, resources: tuple[Resource, ...], crds: dict[str, JSON]) -> None:
         self.crds = crds  # resource key -> the served version's openAPIV3Schema
-        self.builtin = {r.key: definition_of(r) for r in resources if r.key not in crds}
         self._roots = {r.key: self._root(r) for r in resources}
 
     def add(self, resource: Resource, schema: JSON) -> None:
@@ -86,7 +85,7 @@ class Schemas:
             schema = copy.deepcopy(self.crds[resource.key])
             schema.setdefault("properties", {})["metadata"] = {"$ref": _REF + OBJECT_META}
             return schema, True
-        name = self.builtin.get(resource.key)
+        name = definition_of(resource)
         return ({"$ref": _REF + name}, False) if name else None
 
     def prune(

@@ -1,5 +1,5 @@
-"""Label selectors (the full set-based syntax of `labelSelector=`, and the `matchLabels` /
-`matchExpressions` of webhook selectors) and field selectors, as apimachinery parses them."""
+"""Label selectors (the full set-based syntax of `labelSelector=`) and field selectors, as
+apimachinery parses them."""
 
 from __future__ import annotations
 
@@ -62,16 +62,6 @@ def _requirement(key: str, operator: str, values: set[str]) -> Match:
     if operator == "DoesNotExist":
         return lambda labels: key not in labels
     raise ValueError(f"unknown selector operator {operator!r}")
-
-
-def from_label_selector(selector: dict[str, Any] | None) -> Match:
-    """A metav1.LabelSelector; None or `{}` matches everything (as webhook selectors do)."""
-    checks: list[Match] = [
-        _requirement(k, "In", {v}) for k, v in ((selector or {}).get("matchLabels") or {}).items()
-    ]
-    for expr in (selector or {}).get("matchExpressions") or []:
-        checks.append(_requirement(expr["key"], expr["operator"], set(expr.get("values") or ())))
-    return lambda labels: all(check(labels) for check in checks)
 
 
 def field_value(obj: dict[str, Any], path: str) -> str:

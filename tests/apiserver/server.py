@@ -1,5 +1,5 @@
-"""The emulated kube-apiserver: its state (storage, admission webhooks, injected faults, users),
-its serving on 127.0.0.1 and the in-process helpers tests call. Requests are answered by
+"""The emulated kube-apiserver: its state (storage, schemas, injected faults, users), its
+serving on 127.0.0.1 and the in-process helpers tests call. Requests are answered by
 routing.py. See `__init__` for the public API."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from aiohttp import web
 
-from . import openapi, routing, strategies, tables
+from . import routing, strategies
 from .admission import Admission, User
 from .errors import ApiError, not_found
 from .faults import Fault, Faults
@@ -52,8 +52,8 @@ class Config:
     """Seconds a paginated list's snapshot lives (etcd's compaction interval): later continue
     tokens get 410 Expired."""
     profiles: bool = True
-    """Serve Koordinator's ElasticQuotaProfile CRD (quota.koordinator.sh/v1alpha1, `eqp`), as
-    the chart installs it with the ElasticQuota's; False: a cluster without it."""
+    """Serve Koordinator's ElasticQuotaProfile CRD (quota.koordinator.sh/v1alpha1), as the chart
+    installs it with the ElasticQuota's; False: a cluster without it."""
 
 
 class ApiServer:
@@ -61,32 +61,25 @@ class ApiServer:
     127.0.0.1 (`api.url`) until the block ends."""
 
     def __init__(
-        self,
-        config: Config | None = None,
-        *,
-        crd: dict[str, Any] | None = None,
-        serving: Iterable[dict[str, Any]] = (),
+        self, config: Config | None = None, *, serving: Iterable[dict[str, Any]] = ()
     ) -> None:
-        """`crd`: the ElasticQuota CRD (the repository's by default); `serving`: other CRDs,
-        installed before the first request (tests/crds/), besides the chart's ElasticQuotaProfile
-        CRD (`Config.profiles`), whose objects the helpers know as
+        """`serving`: CRDs besides the repository's ElasticQuota CRD, installed before the first
+        request (tests/crds/), and besides the chart's ElasticQuotaProfile CRD
+        (`Config.profiles`), whose objects the helpers know as
         `elasticquotaprofiles.quota.koordinator.sh`."""
         self.config = config or Config()
-        crd = crd or load_crd()
+        crd = load_crd()
         self.quotas = from_crd(crd, status_subresource=self.config.quota_status_subresource)
         self.catalog = Catalog((*BUILTINS, self.quotas))
-        served = served_version(crd)
-        self.printer = tables.Printer({self.quotas.plural: served})
         self.schemas = Schemas(
-            self.catalog.all, {self.quotas.plural: served["schema"]["openAPIV3Schema"]}
+            self.catalog.all, {self.quotas.plural: served_version(crd)["schema"]["openAPIV3Schema"]}
         )
-        self.openapi = openapi.Documents(self.catalog, self.schemas)
         self.storage = Storage(
             self.catalog.all, window=self.config.window, snapshot_ttl=self.config.snapshot_ttl
         )
         self.users: dict[str, User] = {"admin": ADMIN}
         self.default_user: User | None = ADMIN  # for unknown tokens; None: 401
-        self.admission = Admission(self._namespace_labels)
+        self.admission = Admission()
         self.faults = Faults()
         self.evictions: EvictionHook = lambda pod: None
         self.requests: collections.Counter[tuple[str, str, str]] = collections.Counter()
@@ -118,12 +111,9 @@ class ApiServer:
         found = self.catalog.find(resource.group, resource.version, resource.plural)
         if found is not None:
             return found
-        version = served_version(crd)
         self.catalog.add(resource)
         self.storage.add(resource)
-        self.schemas.add(resource, version["schema"]["openAPIV3Schema"])
-        self.printer.add(resource.key, version)
-        self.openapi = openapi.Documents(self.catalog, self.schemas)
+        self.schemas.add(resource, served_version(crd)["schema"]["openAPIV3Schema"])
         return resource
 
     # Serving.
@@ -157,7 +147,6 @@ class ApiServer:
     async def stop(self) -> None:
         self.faults.release()
         self.close_watches()
-        await self.admission.close()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -261,10 +250,6 @@ class ApiServer:
             "current-context: emulated\n"
         )
         return path
-
-    def _namespace_labels(self, name: str) -> dict[str, str] | None:
-        found = self.get("namespaces", name)
-        return None if found is None else found["metadata"].get("labels") or {}
 
     # For the handlers (routing.py and what it calls).
 

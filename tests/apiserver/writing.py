@@ -1,7 +1,7 @@
 """Writes: create (with generateName), update and patch of an object or its status, delete
 (graceful for pods on a node, held by finalizers), and a pod's eviction and binding. Each runs
-the mutating and validating admission webhooks (admission.py), the registry's rules
-(strategies.py) and a custom resource's schema (schemas.py) in kube-apiserver's order."""
+mutating admission (admission.py), the registry's rules (strategies.py) and a custom resource's
+schema (schemas.py) in kube-apiserver's order."""
 
 from __future__ import annotations
 
@@ -32,7 +32,6 @@ async def create(
     namespace: str | None,
     body: Any,
     *,
-    admit: bool = True,
     validation: str = "",
 ) -> tuple[Stored, list[str]]:
     if not isinstance(body, dict):
@@ -63,7 +62,7 @@ async def create(
         )
     api.provision(namespace if resource.namespaced else None)
     attrs = Request("CREATE", resource, namespace, metadata.get("name", ""), obj, None, user)
-    warnings = unknown + (await api.admission.mutate(attrs) if admit else [])
+    warnings = unknown + await api.admission.mutate(attrs)
     for attempt in range(8):  # maxNameGenerationCreateAttempts
         candidate = strategies.fill_for_create(resource, copy.deepcopy(attrs.obj or {}))
         meta = candidate["metadata"]
@@ -73,9 +72,6 @@ async def create(
             meta["name"] = base + "".join(random.choices(_NAME_ALPHABET, k=5))
         strategies.validate_create(resource, candidate)
         api.schemas.validate(resource, candidate)
-        if admit:
-            check = Request("CREATE", resource, namespace, meta["name"], candidate, None, user)
-            warnings += await api.admission.validate(check)
         if meta.get("resourceVersion"):
             raise internal("resourceVersion should not be set on objects to be created")
         if api.storage.get(resource, namespace, meta["name"]) is None:
@@ -138,8 +134,6 @@ async def update(
         )
     result = strategies.prepare_update(resource, sub, new, old)
     api.schemas.validate(resource, result, old)
-    check = Request("UPDATE", resource, namespace, name, result, old, user, sub)
-    warnings += await api.admission.validate(check)
     if strategies.same(result, old):
         return responses.raw(stored.raw, 200, warnings)
     metadata = result["metadata"]
@@ -180,8 +174,8 @@ async def delete(
             )
     warnings: list[str] = []
     if admit:
-        attrs = Request("DELETE", resource, namespace, name, None, old, user, options=options)
-        warnings = await api.admission.mutate(attrs) + await api.admission.validate(attrs)
+        attrs = Request("DELETE", resource, namespace, name, None, old, user)
+        warnings = await api.admission.mutate(attrs)
     grace = _grace(api, resource, old, options)
     if grace:
         if metadata.get("deletionTimestamp") and grace >= (
@@ -249,10 +243,9 @@ async def evict(
 ) -> web.StreamResponse:
     if not isinstance(body, dict) or (body.get("metadata") or {}).get("name") != name:
         raise ApiError(400, "name in URL does not match name in Eviction object")
-    kind = {"group": "policy", "version": "v1", "kind": "Eviction"}
-    attrs = Request("CREATE", resource, namespace, name, body, None, user, "eviction", kind)
-    await api.admission.mutate(attrs)
-    await api.admission.validate(attrs)
+    await api.admission.mutate(
+        Request("CREATE", resource, namespace, name, body, None, user, "eviction")
+    )
     pod = api.stored(resource, namespace, name).obj
     refusal = api.evictions(pod)
     if refusal is not None:
@@ -285,10 +278,9 @@ async def bind(
 ) -> web.StreamResponse:
     if not isinstance(body, dict) or not (body.get("target") or {}).get("name"):
         raise invalid("Binding", name, ["target.name: Required value"])
-    kind = {"group": "", "version": "v1", "kind": "Binding"}
-    attrs = Request("CREATE", resource, namespace, name, body, None, user, "binding", kind)
-    await api.admission.mutate(attrs)
-    await api.admission.validate(attrs)
+    await api.admission.mutate(
+        Request("CREATE", resource, namespace, name, body, None, user, "binding")
+    )
     pod = api.stored(resource, namespace, name).obj
     spec = pod.get("spec") or {}
     node = body["target"]["name"]

@@ -59,7 +59,7 @@ UNGUARDED = json.dumps(
 class RealKubectl(Kubectl):
     """tests/kubectl.py's Kubectl (run, until, streaming), on the real control plane."""
 
-    def __init__(self, cluster: Cluster) -> None:  # no emulator to write a kubeconfig
+    def __init__(self, cluster: Cluster) -> None:
         cluster.home.mkdir(parents=True, exist_ok=True)
         self.env = {
             **os.environ,
