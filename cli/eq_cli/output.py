@@ -52,6 +52,15 @@ def as_json(report: Report) -> str:
         },
         "gangs": {g.view.key: _gang(g) for g in report.gangs},
         "reclaim": report.reclaim,
+        "preemption": {
+            group: {
+                "for": list(planned.preemptor),
+                "priority": planned.priority,
+                "evicted": [key for c in planned.victims() for key in c.keys],
+                **({"refused": planned.refusal} if planned.refusal else {}),
+            }
+            for group, planned in report.preemption.items()
+        },
         "problems": [str(problem) for problem in report.problems],
     }
     return _entry_per_line(document)
@@ -332,6 +341,12 @@ def _footer(report: Report, *, width: int = sys.maxsize, waiting: bool = True) -
         for group, pods in report.reclaim.items():
             items = _commas(pods) or _words("nothing (its used is in its child groups)")
             lines += entry(f"  {group}:", items)
+    if report.preemption:
+        lines.append("Preemption (evicted in this order, for what waits first in the group):")
+        for group, planned in report.preemption.items():
+            wants = f"  {group}, for {planned.what} of priority {planned.priority}:"
+            victims = [key for c in planned.victims() for key in c.keys]
+            lines += entry(wants, _commas(victims) or _words(f"nothing: {planned.refusal}"))
     if report.problems:
         lines.append("Problems:")
         for problem in report.problems:

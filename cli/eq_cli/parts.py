@@ -10,8 +10,8 @@ from .trees import find_tree
 
 
 def only_tree(report: Report, wanted: str) -> Report:
-    """The report on one tree's groups (its pods, waits, gangs, reclaim); the capacity, the
-    problems and the list of trees stay whole."""
+    """The report on one tree's groups (its pods, waits, gangs, reclaim, preemption); the
+    capacity, the problems and the list of trees stay whole."""
     tree = find_tree(report.trees, wanted)
     return _restricted(report, {g.name for g in report.groups if g.tree == tree.id})
 
@@ -38,6 +38,7 @@ def _restricted(report: Report, kept: set[str]) -> Report:
         depth={name: depth for name, depth in report.depth.items() if name in kept},
         pods=tuple(p for p in report.pods if p.group in kept),
         reclaim={g: pods for g, pods in report.reclaim.items() if g in kept},
+        preemption={g: plan for g, plan in report.preemption.items() if g in kept},
         waiting={g: n for g, n in report.waiting.items() if g in kept},
         gangs=tuple(g for g in report.gangs if kept.intersection(g.view.groups)),
     )

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from eq_engine import EngineConfig, GroupStatus, Problem, QuotaEngine, ResourceList, Snapshot
-from eq_engine.decisions import admissions, reclaim_plan
+from eq_engine.decisions import GroupPreemption, admissions, preemption_plan, reclaim_plan
 from eq_engine.explaining import GangView, gang_views
 
 from .loading import Objects
@@ -63,6 +63,8 @@ class Report:
     """Its recompute, for explanations."""
     waiting: dict[str, Waiting] = field(default_factory=dict)
     """Per group, its pods behind the admission gate (where any wait)."""
+    preemption: dict[str, GroupPreemption] = field(default_factory=dict)
+    """Per group, the pod that waits first and what it would have evicted (or why nothing)."""
     gangs: tuple[GangResult, ...] = ()
     trees: tuple[QuotaTree, ...] = ()
     """Every quota tree of the cluster, the default one first (kept whole when the report is
@@ -114,6 +116,7 @@ def simulate(
         depth={group.name: int(tree.depth[i]) for i, group in enumerate(tree.groups)},
         pods=pods,
         reclaim=reclaim_plan(snapshot),
+        preemption=preemption_plan(snapshot),
         problems=(*engine.problems, *found.problems),
         engine=engine,
         snapshot=snapshot,

@@ -60,7 +60,7 @@ class Admitter:
         self._lifts = asyncio.Semaphore(lifts)
         self._rounds: set[asyncio.Task[None]] = set()  # the rounds' lifts still going on
 
-    def _holding(self) -> set[str]:
+    def held(self) -> set[str]:
         """The admitted pods that still hold budget: not bound, not gone, not held too long."""
         engine, now = self._view.engine, self._clock()
         for key, when in list(self._lifted.items()):
@@ -82,7 +82,7 @@ class Admitter:
         pods' gates (`settled` awaits them); return the groups whose count of waiting pods
         changed."""
         engine, now = self._view.engine, self._clock()
-        decided = admissions(snapshot, holding=self._holding())
+        decided = admissions(snapshot, holding=self.held())
         # The decision's pods, read before any await: the watch may change the engine meanwhile.
         pods = [
             pod

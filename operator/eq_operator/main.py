@@ -12,26 +12,19 @@ from typing import Any
 
 import kopf
 from aiohttp import web
-from eq_engine import QuotaEngine
 from eq_kit.collector import paused_while_listing
 from eq_kit.kube import Http
 from eq_kit.probes import probes_app, start_site
-from eq_kit.throttling import TokenBucket
 from kubernetes_asyncio import client
 
-from . import observing
-from .admitting import Admitter
+from .assembly import assemble
 from .builtins import Builtins
-from .events import Recorder
 from .leadership import Leadership
 from .logs import logger
 from .metrics import Metrics
 from .operating import Loop
-from .pools import Pools
-from .reclaiming import ClusterApi, Reclaimer
 from .sending import Sender
 from .settings import OperatorSettings
-from .view import ClusterView
 from .writing import Writer
 
 
@@ -60,30 +53,16 @@ async def serve(
     settings: OperatorSettings, api: client.ApiClient, stop: asyncio.Event | None = None
 ) -> None:
     """Run until SIGTERM/SIGINT (or `stop`); on the way out, give the Lease up."""
-    view = ClusterView(QuotaEngine(settings.engine))
     metrics = Metrics()
     http = Http(api, observe=metrics.observe_request)
-    # One budget for every write but the Lease's (leadership.py says why) and the gates' lifts,
-    # which have one of the same size (settings.api_qps says why).
-    sender = Sender(http, TokenBucket(settings.api_qps, settings.api_burst))
-    lifts = Sender(http, TokenBucket(settings.api_qps, settings.api_burst))
-    events = Recorder(sender)
-    cluster = ClusterApi(sender, spare_jobs=settings.reclaim.spare_jobs)
-    reclaimer = Reclaimer(view, cluster, events, settings.reclaim, metrics)
-    writer = Writer(sender, view, metrics, workers=settings.write_workers, lifts=lifts)
-    # As many lifts in flight as their budget lets go at once: 16 at a time made at most 16 a
-    # round trip (20-30 a second from a real API server answering in 0.5-0.8 s under load).
-    admitter = Admitter(
-        view, writer, events, metrics, hold=settings.admission_hold, lifts=settings.api_burst
+    parts = assemble(settings, http, metrics, namespaces=_namespaces(settings))
+    loop, writer, admitter, events, streams = (
+        parts.loop,
+        parts.writer,
+        parts.admitter,
+        parts.events,
+        parts.caches,
     )
-    builtins = Builtins(sender, view, settings.engine)
-    pools = Pools(sender, events)
-    streams = observing.caches(http, view, pools, _namespaces(settings))
-    loop = Loop(
-        view, writer, admitter, reclaimer, builtins, pools, events, metrics, settings, ready=streams
-    )
-    metrics.caches = streams
-    metrics.groups = view.engine.statuses
     identity = settings.identity or f"{socket.gethostname()}-{uuid.uuid4().hex[:6]}"
     metrics.leader.labels(identity).set(0)
 
@@ -115,7 +94,7 @@ async def serve(
         # Nothing here waits for the API server: a replica started during an outage serves
         # its probes and follows the Lease from the first second, and its caches fill (and the
         # leader creates the built-in groups) as soon as the server answers.
-        probes = _probes(loop, writer, builtins, metrics, stale_after=30.0)
+        probes = _probes(loop, writer, parts.builtins, metrics, stale_after=30.0)
         runners.append(await start_site(probes, "0.0.0.0", probe_port))
         streams.start()
         tasks.extend(

@@ -49,6 +49,14 @@ class Metrics:
             ["group", "tree", "result"],
             registry=r,
         )
+        self.preemptions = Counter(
+            "elastic_quota_preemptions",
+            "Eviction attempts to make room in a group for a more important waiting pod "
+            "(preemption), by group (and its tree) and result: evicted, blocked, gone, failed, "
+            "dry_run.",
+            ["group", "tree", "result"],
+            registry=r,
+        )
         self.gang_evictions = Counter(
             "elastic_quota_gang_evictions",
             "Gangs reclaimed whole (each counts once, whatever its pods), by group (and its tree).",

@@ -24,6 +24,7 @@ from .events import Recorder
 from .logs import logger
 from .metrics import Metrics
 from .pools import Pools
+from .preempting import Preempter
 from .reclaiming import Reclaimer
 from .settings import OperatorSettings
 from .view import ClusterView, Observed, Ref
@@ -47,6 +48,7 @@ class Loop:
         writer: Writer,
         admitter: Admitter,
         reclaimer: Reclaimer,
+        preempter: Preempter,
         builtins: Builtins,
         pools: Pools,
         events: Recorder,
@@ -55,7 +57,8 @@ class Loop:
         *,
         ready: Readiness,
     ) -> None:
-        self._view, self._writer, self._reclaimer = view, writer, reclaimer
+        self._view, self._writer = view, writer
+        self._reclaimer, self._preempter = reclaimer, preempter
         self._builtins, self._pools = builtins, pools
         self._ready = ready
         self._admitter = admitter
@@ -121,9 +124,12 @@ class Loop:
                 if audit and self._audit_due(now):
                     self._next_audit = now + AUDIT_INTERVAL
                     self.report_problems()
-                if reclaim.enabled and now >= next_reclaim and self._synced:
+                if now >= next_reclaim and self._synced:
                     next_reclaim = now + reclaim.interval
-                    await self._reclaimer.round(acting=acting, refresh=self.recompute)
+                    if reclaim.enabled:
+                        await self._reclaimer.round(acting=acting, refresh=self.recompute)
+                    if reclaim.preemption:
+                        await self._preempter.round(acting=acting, refresh=self.recompute)
                 if acting:
                     self._events.flush()
             except Exception:  # a bug must not stop the operator's clock

@@ -131,3 +131,27 @@ def test_the_tree_notes_what_the_numbers_do_not_show(tmp_path):
     # a2, a3 and a4 run beyond team-a's min of 1 (a0 and a1 fill it); a5 waits at the gate
     assert "team-a (1 waiting, 3 over quota)" in names
     assert "team-b (does not lend)" in names
+
+
+def test_a_waiting_pod_names_the_pods_it_would_take_the_place_of_and_they_name_it(tmp_path):
+    team = quota("team", namespace="team", min={"cpu": "2"}, max={"cpu": "2"})
+    objects = [
+        team,
+        pod("low-0", namespace="team", cpu="1", priority=1, start="2026-01-01T00:00:00Z"),
+        pod("low-1", namespace="team", cpu="1", priority=1, start="2026-01-01T00:01:00Z"),
+        pod("urgent", namespace="team", cpu="1", priority=10, node=None, gated=True),
+        node("n1", cpu="4"),
+    ]
+    urgent = explain(tmp_path, "pod", "team/urgent", objects=objects)
+    assert urgent[-1] == (
+        "preemption: team/low-1 of lower priority would be evicted now to make room in team for "
+        "pod team/urgent of priority 10, in this order"
+    )
+    low = explain(tmp_path, "pod", "team/low-1", objects=objects)
+    assert low[-1] == (
+        "preemption: 1st of 1 pods evicted to make room in team for pod team/urgent of priority 10"
+    )
+    assert not any(
+        line.startswith("preemption")
+        for line in explain(tmp_path, "pod", "team/low-0", objects=objects)
+    )

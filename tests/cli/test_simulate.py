@@ -48,7 +48,7 @@ def test_json_output_has_the_documented_shape_and_the_seeds_numbers(tmp_path):
     result = simulate("-f", write(tmp_path, "seed.yaml", *SEED), "-o", "json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    keys = {"capacity", "groups", "pods", "waiting", "gangs", "reclaim", "problems"}
+    keys = {"capacity", "groups", "pods", "waiting", "gangs", "reclaim", "preemption", "problems"}
     assert set(report) == keys
     assert report["capacity"] == {"cpu": "100m"}
     assert set(report["groups"]["a"]) == {
@@ -178,6 +178,30 @@ def test_the_tree_of_a_108_group_cluster_fits_80_columns_and_keeps_every_pod(tmp
     }
     assert printed == report["reclaim"]
     assert sum(map(len, printed.values())) > 30
+
+
+def test_the_plan_names_the_pods_a_waiting_pod_would_take_the_place_of(tmp_path):
+    """A group full of priority-1 pods and a waiting priority-10 pod: the two most recently
+    started go for it, in the JSON and in the tree."""
+    objects = [
+        quota("team", min={"cpu": "4"}, max={"cpu": "4"}),
+        *(
+            pod(f"low-{i}", quota="team", cpu="1", priority=1, start=f"2026-01-01T00:0{i}:00Z")
+            for i in range(4)
+        ),
+        pod("urgent", quota="team", cpu="2", priority=10, node=None, gated=True),
+        node("n1", cpu="100"),
+    ]
+    path = write(tmp_path, "team.yaml", *objects)
+    report = json.loads(simulate("-f", path, "-o", "json").stdout)
+    assert report["preemption"] == {
+        "team": {"for": ["apps/urgent"], "priority": 10, "evicted": ["apps/low-3", "apps/low-2"]}
+    }
+    lines = simulate("-f", path, "-o", "tree").stdout.splitlines()
+    start = lines.index("Preemption (evicted in this order, for what waits first in the group):")
+    assert lines[start + 1] == (
+        "  team, for pod apps/urgent of priority 10: apps/low-3, apps/low-2"
+    )
 
 
 def test_a_directory_reads_its_yaml_and_json_files(tmp_path):

@@ -43,7 +43,7 @@ from tests.control_plane.test_quickstart import RealKubectl
 from tests.kubectl import rows
 from tests.kubectl_manifests import container, job
 from tests.manifests import quota
-from tests.waiting import eventually
+from tests.waiting import consistently, eventually
 
 ACT = 60.0
 """Seconds the control plane and the product get for a step: a few suffice alone, but beside a
@@ -431,15 +431,19 @@ async def a_job_of_40_pods_runs_through_room_for_10_never_more(team: Team, _: Pr
 
 
 async def bare_pods_go_most_important_first(team: Team, started: Product) -> None:
-    """Five pods wait behind a running one; once it is gone the two most important go, then the
-    next as one of them finishes, and all of them when the group grows."""
+    """Five pods wait behind a running one, more important than any of them (so that none takes
+    its place); once it is gone the two most important go, then the next as one of them
+    finishes, and all of them when the group grows."""
     priorities = [1, 5, 3, 4, 2]
-    classes = [priority_class(f"{team.name}-{value}", value) for value in priorities]
+    classes = [priority_class(f"{team.name}-{value}", value) for value in [*priorities, 10]]
     await team.cluster.kubectl("kubectl apply -f -", stdin=listed(*classes))
-    await team.apply(pod("blocker", "2"))
+    await team.apply(pod("blocker", "2", priority_class=f"{team.name}-10"))
     await team.run(["blocker"])
     await team.apply(
-        *(pod(f"p{i}", "1", priority_class=c["metadata"]["name"]) for i, c in enumerate(classes))
+        *(
+            pod(f"p{i}", "1", priority_class=c["metadata"]["name"])
+            for i, c in enumerate(classes[:-1])
+        )
     )
     await team.waits(5)
     # Most important first: p1 (5) waits for the quota, the others behind it.
@@ -463,6 +467,57 @@ async def bare_pods_go_most_important_first(team: Team, started: Product) -> Non
     await team.waits(0)
     await team.run(["p0", "p2", "p3", "p4"])
     await team.gauge(started.operators[0], 0)
+
+
+async def a_more_important_pod_takes_the_place_of_less_important_ones(
+    team: Team, started: Product
+) -> None:
+    """A group of 4 CPUs is full: a non-preemptible pod and a Deployment of three, all of
+    priority 1. A pod of priority 100 that would not fit even if every preemptible pod went,
+    then a pod of priority 1, wait and take nobody's place. A 2-CPU pod of priority 100 has the
+    Deployment's two most recently started pods evicted, runs, and the Deployment's
+    replacements wait behind the gate; the non-preemptible pod stays."""
+    low, high = f"{team.name}-low", f"{team.name}-high"
+    classes = (priority_class(low, 1), priority_class(high, 100))
+    await team.cluster.kubectl("kubectl apply -f -", stdin=listed(*classes))
+    await team.apply(pod("keeper", "1", priority_class=low, labels={keys.PREEMPTIBLE: "false"}))
+    await team.run(["keeper"])
+    batch = replicated("Deployment", "batch", replicas=3, cpu="1")
+    batch["spec"]["template"]["spec"]["priorityClassName"] = low
+    await team.apply(batch)
+    await eventually(lambda: len(team.running()) == 4, timeout=ACT, what="the group full")
+    started_at = {
+        p["metadata"]["name"]: p["status"]["startTime"]
+        for p in team.pods()
+        if p["metadata"]["name"] != "keeper"
+    }
+    for waiting in (pod("huge", "5", priority_class=high), pod("peer", "1", priority_class=low)):
+        await team.apply(waiting)
+        await team.waits(1)
+        await consistently(  # three looks of the operator's at least
+            lambda: not team.events("Preempted"), seconds=3, what="nobody preempted"
+        )
+        await team.cluster.kubectl(
+            f"kubectl delete pod {waiting['metadata']['name']} -n {team.namespace}"
+        )
+
+    await team.apply(pod("urgent", "2", priority_class=high))
+    await eventually(
+        lambda: "urgent" in team.running(), timeout=ACT, what="urgent running in their place"
+    )
+    taken = sorted(
+        e["involvedObject"]["name"]
+        for e in team.events("Preempted")
+        if e["involvedObject"]["kind"] == "Pod"
+    )
+    newest = sorted(started_at, key=lambda name: (started_at[name], name))[-2:]
+    assert taken == sorted(newest), (taken, started_at)
+    await team.waits(2)  # the Deployment's replacements, behind the gate
+    assert "keeper" in team.running()
+    described = await team.kubectl.run(f"kubectl describe pod urgent -n {team.namespace}")
+    assert "Preempting" in described.out and "of lower priority" in described.out, described
+    series = f'elastic_quota_preemptions_total{{group="{team.name}",result="evicted",tree=""}} 2.0'
+    assert series in await started.operators[0].metrics()
 
 
 async def an_ungated_pod_that_never_schedules_does_not_hold_the_budget(
@@ -507,6 +562,7 @@ STORIES = {
     "sts": (a_stateful_sets_last_pod_waits_until_its_group_has_room, "2"),
     "job": (a_job_of_40_pods_runs_through_room_for_10_never_more, "5"),
     "bare": (bare_pods_go_most_important_first, "2"),
+    "preempt": (a_more_important_pod_takes_the_place_of_less_important_ones, "4"),
     "ungated": (an_ungated_pod_that_never_schedules_does_not_hold_the_budget, "2"),
     "hold": (an_admitted_pod_holds_the_budget_only_for_the_admission_hold, "2"),
 }

@@ -10,18 +10,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from eq_engine import EngineConfig, QuotaEngine
 from eq_kit.caching import Caches
 from eq_kit.kube import Http
-from eq_kit.throttling import TokenBucket
-from eq_operator import observing
 from eq_operator.admitting import Admitter
-from eq_operator.builtins import Builtins
+from eq_operator.assembly import assemble
 from eq_operator.events import Recorder
+from eq_operator.evicting import Cluster, Eviction, Evictions
 from eq_operator.metrics import Metrics
 from eq_operator.operating import Loop
-from eq_operator.pools import Pools
-from eq_operator.reclaiming import Cluster, ClusterApi, Eviction, Reclaimer
+from eq_operator.reclaiming import Reclaimer
 from eq_operator.sending import Sender
 from eq_operator.settings import OperatorSettings, ReclaimSettings
 from eq_operator.view import ClusterView, Ref
@@ -103,9 +100,9 @@ async def in_process(
     cluster: Callable[[Sender], Cluster] | None = None,
     **options: Any,
 ) -> AsyncIterator[InProcess]:
-    """The operator's parts, its caches listed and (by default) leading; the loop runs only
-    when the test calls `run()` or drives `loop.step()` itself. `cluster`: the reclaimer's
-    API, made from the parts' sender (their connection and write budget)."""
+    """The operator's parts (`assembly.assemble`), its caches listed and (by default) leading;
+    the loop runs only when the test calls `run()` or drives `loop.step()` itself. `cluster`:
+    the reclaimer's API, made from the parts' sender (their connection and write budget)."""
     settings = OperatorSettings(
         reclaim=reclaim or ReclaimSettings(enabled=False),
         batch_interval=0.02,
@@ -116,39 +113,15 @@ async def in_process(
     async with client.ApiClient(configuration) as session:
         metrics = Metrics()
         http = Http(session, observe=metrics.observe_request)
-        view = ClusterView(QuotaEngine(settings.engine or EngineConfig()))
-        metrics.groups = view.engine.statuses
-        sender = Sender(http, TokenBucket(settings.api_qps, settings.api_burst, clock=clock))
-        lifts = Sender(http, TokenBucket(settings.api_qps, settings.api_burst, clock=clock))
-        events = Recorder(sender, clock=clock)
-        reclaim = (cluster or _cluster_api(settings))(sender)
-        reclaimer = Reclaimer(view, reclaim, events, settings.reclaim, metrics, clock=clock)
-        writer = Writer(
-            sender, view, metrics, workers=settings.write_workers, lifts=lifts, clock=clock
-        )
-        admitter = Admitter(
-            view,
-            writer,
-            events,
-            metrics,
-            hold=settings.admission_hold,
-            lifts=settings.api_burst,
-            clock=clock,
-        )
-        builtins = Builtins(sender, view, settings.engine, clock=clock)
-        pools = Pools(sender, events, clock=clock)
-        caches = observing.caches(http, view, pools)
-        loop = Loop(
-            view,
-            writer,
-            admitter,
-            reclaimer,
-            builtins,
-            pools,
-            events,
-            metrics,
-            settings,
-            ready=caches,
+        made = assemble(settings, http, metrics, cluster=cluster, clock=clock)
+        view, writer, admitter, reclaimer, events, caches, loop = (
+            made.view,
+            made.writer,
+            made.admitter,
+            made.reclaimer,
+            made.events,
+            made.caches,
+            made.loop,
         )
         parts = InProcess(
             api, http, view, writer, admitter, reclaimer, events, loop, caches, metrics
@@ -170,6 +143,13 @@ async def in_process(
             await caches.stop()
 
 
-def _cluster_api(settings: OperatorSettings) -> Callable[[Sender], Cluster]:
-    """The reclaimer's API as the operator makes it."""
-    return lambda sender: ClusterApi(sender, spare_jobs=settings.reclaim.spare_jobs)
+def reclaimer_of(
+    view: ClusterView,
+    cluster: Cluster,
+    events: Recorder,
+    settings: ReclaimSettings,
+    clock: Callable[[], float],
+) -> Reclaimer:
+    """A reclaimer as the operator makes one, on its own evictions."""
+    evictions = Evictions(view, cluster, events, settings, clock=clock)
+    return Reclaimer(view, cluster, evictions, settings, Metrics(), clock=clock)

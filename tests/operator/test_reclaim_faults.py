@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 from eq_engine import EngineConfig, QuotaEngine
-from eq_operator.metrics import Metrics
-from eq_operator.reclaiming import Eviction, Outcome, Reclaimer
+from eq_operator.evicting import Eviction, Outcome
 from eq_operator.settings import ReclaimSettings
 from eq_operator.view import ClusterView, Ref
 from hypothesis import given, settings
@@ -24,7 +23,7 @@ from tests.apiserver import ApiServer, disruption_budget
 from tests.apiserver.errors import internal
 from tests.engine.test_properties import clusters
 from tests.manifests import node, pod, quota
-from tests.operator.inprocess import Manual, StubCluster, in_process
+from tests.operator.inprocess import Manual, StubCluster, in_process, reclaimer_of
 
 CPU = {"cpu": 10}
 
@@ -138,7 +137,7 @@ async def test_a_tree_change_while_an_eviction_is_awaited_does_not_lose_the_roun
     settings_ = ReclaimSettings(delay=0, max_evictions=3)
     events: Any = Events()
     cluster = StubCluster(racing.evict)
-    reclaimer = Reclaimer(view, cluster, events, settings_, Metrics(), clock=Manual())
+    reclaimer = reclaimer_of(view, cluster, events, settings_, Manual())
     await reclaimer.round(refresh=view.engine.recompute)
     assert racing.tried == ["b4", "b3", "b2"]
 
@@ -185,7 +184,7 @@ async def test_reclaim_never_takes_an_in_quota_pod_when_evictions_are_refused(ob
     clock = Manual()
     settings_ = ReclaimSettings(delay=0, max_evictions=data.draw(st.integers(1, 5)))
     events: Any = Events()
-    reclaimer = Reclaimer(view, StubCluster(evict), events, settings_, Metrics(), clock=clock)
+    reclaimer = reclaimer_of(view, StubCluster(evict), events, settings_, clock)
     for _ in range(4):
         await reclaimer.round(refresh=view.engine.recompute)
         clock.now += 2.0

@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 from eq_engine.model import keys
-from eq_operator.metrics import Metrics
-from eq_operator.reclaiming import ClusterApi, Eviction, Outcome, Reclaimer
+from eq_operator.evicting import ClusterApi, Eviction, Outcome
 from eq_operator.sending import Sender
 from eq_operator.settings import ReclaimSettings
 from eq_operator.view import ClusterView
@@ -26,7 +25,7 @@ from hypothesis import strategies as st
 from tests.apiserver import ApiServer
 from tests.kube import QUOTAS, Client, stored
 from tests.manifests import node, pod, quota, run
-from tests.operator.inprocess import InProcess, Manual, StubCluster, in_process
+from tests.operator.inprocess import InProcess, Manual, StubCluster, in_process, reclaimer_of
 from tests.operator.test_reclaim_faults import Events, view_of
 from tests.waiting import eventually
 
@@ -247,7 +246,7 @@ async def test_no_interleaving_of_the_watch_and_a_round_evicts_an_in_quota_pod(o
 
     reclaim = ReclaimSettings(delay=0, max_evictions=data.draw(st.integers(1, 5)))
     events: Any = Events()
-    reclaimer = Reclaimer(view, StubCluster(evict), events, reclaim, Metrics(), clock=Manual())
+    reclaimer = reclaimer_of(view, StubCluster(evict), events, reclaim, Manual())
     for _ in range(3):
         await reclaimer.round(refresh=view.engine.recompute)
 

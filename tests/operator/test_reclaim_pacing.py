@@ -12,13 +12,12 @@ import itertools
 from typing import Any
 
 from eq_engine import EngineConfig, QuotaEngine
-from eq_operator.metrics import Metrics
-from eq_operator.reclaiming import Eviction, Outcome, Reclaimer
+from eq_operator.evicting import Eviction, Outcome
 from eq_operator.settings import ReclaimSettings
 from eq_operator.view import ClusterView, Ref
 
 from tests.manifests import node, pod, quota
-from tests.operator.inprocess import Manual, StubCluster
+from tests.operator.inprocess import Manual, StubCluster, reclaimer_of
 
 DELAY, INTERVAL = 3.0, 1.0
 
@@ -70,7 +69,7 @@ async def evictions_over(seconds: float, *, max_evictions: int) -> list[tuple[fl
     settings = ReclaimSettings(interval=INTERVAL, delay=DELAY, max_evictions=max_evictions)
     events: Any = Events()
     cluster = StubCluster(deployment.evict)
-    reclaimer = Reclaimer(view, cluster, events, settings, Metrics(), clock=clock)
+    reclaimer = reclaimer_of(view, cluster, events, settings, clock)
     while clock.now <= seconds:
         view.engine.recompute()
         await reclaimer.round(refresh=view.engine.recompute)

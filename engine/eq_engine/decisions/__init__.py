@@ -1,16 +1,18 @@
 """What to do now.
 
 Which gated pods may go and why the others wait (`admissions`), which pods give a guarantee
-back (`reclaims`, `reclaim_plan`), the webhook's verdicts on one ElasticQuota or Pod write
+back (`reclaims`, `reclaim_plan`), which make room in their group for a more important waiting
+pod (`preemptions`), the webhook's verdicts on one ElasticQuota or Pod write
 (`review_quota`, `review_pod`), and which new pods wait behind the gate (`gate_exemption`).
 
 Each reads the engine and returns frozen plans. Must not change the engine's state, and knows
 nothing of how a plan is carried out.
 """
 
-from .admission import Admissions, Cause, admissions, queue_order
+from .admission import Admissions, Blocked, Cause, admissions, queue_order
 from .gating import gate_exemption
-from .reclaim import GroupReclaim, Victim, reclaim_plan, reclaims
+from .preemption import GroupPreemption, preemption_plan, preemptions
+from .reclaim import Candidate, GroupReclaim, Victim, reclaim_plan, reclaims
 from .verdicts import (
     BoundPodQuery,
     Operation,
@@ -23,8 +25,11 @@ from .verdicts import (
 
 __all__ = [
     "Admissions",
+    "Blocked",
     "BoundPodQuery",
+    "Candidate",
     "Cause",
+    "GroupPreemption",
     "GroupReclaim",
     "Operation",
     "Verdict",
@@ -33,6 +38,8 @@ __all__ = [
     "bound_pod_query",
     "gate_exemption",
     "needs_bound_pods",
+    "preemption_plan",
+    "preemptions",
     "queue_order",
     "reclaim_plan",
     "reclaims",

@@ -111,6 +111,24 @@ class Wait:
 
 
 @dataclass(frozen=True, slots=True)
+class Blocked:
+    """The first entry of a group's queue that does not fit, and its group's budget as that
+    entry found it (every entry before it admitted): what a preemption would make room for."""
+
+    pods: tuple[Pod, ...]
+    """The entry's pods that go together: a pod, or a gang's first `minimum`."""
+    gang: str
+    """The gang's `namespace/name`; empty: a single pod."""
+    request: tuple[int, ...]
+    taken: tuple[int, ...]
+    """The group's used plus what is admitted and not bound yet, per resource."""
+    runtime: tuple[int, ...]
+    limited: tuple[bool, ...]
+    fits_min: bool
+    """Its non-preemptible pods fit inside the group's min: only its runtime is short."""
+
+
+@dataclass(frozen=True, slots=True)
 class Admissions:
     """A decision, of one group or of all: the pods whose gate may be lifted now, and why the
     others wait."""
@@ -122,6 +140,8 @@ class Admissions:
     """Only groups where pods wait."""
     gangs_waiting_per_group: dict[str, int] = field(default_factory=dict)
     """Only groups where gangs wait (each gang once, whatever its pods)."""
+    blocked: dict[str, Blocked] = field(default_factory=dict)
+    """By group: the entry that holds its queue (`decisions.preemption` reads it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +187,21 @@ def admit(group: str, budget: Budget, entries: Sequence[Entry]) -> Admissions:
                     waiting[pod.key] = Wait(Cause.QUOTA, f"{group} {more}")
             continue
         first = core[0][0].key
+        fits_min = all(
+            not limited or locked + want <= floor
+            for limited, locked, want, floor in zip(
+                budget.limited, budget.locked, fixed, budget.min, strict=True
+            )
+        )
+        blocked = Blocked(
+            tuple(pod for pod, _ in core),
+            entry.gang,
+            tuple(request),
+            tuple(budget.taken),
+            tuple(budget.runtime),
+            tuple(budget.limited),
+            fits_min,
+        )
         short = Wait(Cause.QUOTA, f"{group} {why}")  # one value, shared by the entry's pods
         waiting.update((pod.key, short) for pod, _ in entry.pods)
         gangs += bool(entry.gang)
@@ -175,13 +210,9 @@ def admit(group: str, budget: Budget, entries: Sequence[Entry]) -> Admissions:
         for later in ordered[position + 1 :]:
             waiting.update((pod.key, behind) for pod, _ in later.pods)
             gangs += bool(later.gang)
-        break
-    return Admissions(
-        tuple(admitted),
-        waiting,
-        {group: len(waiting)} if waiting else {},
-        {group: gangs} if gangs else {},
-    )
+        counts = {group: gangs} if gangs else {}
+        return Admissions(tuple(admitted), waiting, {group: len(waiting)}, counts, {group: blocked})
+    return Admissions(tuple(admitted), waiting, {group: len(waiting)} if waiting else {})
 
 
 def admissions(snapshot: Snapshot, *, holding: Collection[str] = ()) -> Admissions:
@@ -230,6 +261,7 @@ def admissions(snapshot: Snapshot, *, holding: Collection[str] = ()) -> Admissio
                 _add(counts, {name: names.count(name) for name in names})
                 _add(gang_counts, dict.fromkeys(names, 1))
     admitted: list[str] = []
+    blocked: dict[str, Blocked] = {}
     for group, queue in queues.items():
         budget = Budget(
             names=accounts.names,
@@ -249,7 +281,8 @@ def admissions(snapshot: Snapshot, *, holding: Collection[str] = ()) -> Admissio
         waiting.update(decided.waiting)
         _add(counts, decided.waiting_per_group)
         _add(gang_counts, decided.gangs_waiting_per_group)
-    return Admissions(tuple(admitted), waiting, counts, gang_counts)
+        blocked.update(decided.blocked)
+    return Admissions(tuple(admitted), waiting, counts, gang_counts, blocked)
 
 
 def _admitted(

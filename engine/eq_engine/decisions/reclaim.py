@@ -17,7 +17,7 @@ a subtraction, which could declare a group satisfied while it still exceeds its 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -111,6 +111,10 @@ class GroupReclaim:
     resources: tuple[str, ...]
     allowed: Mapping[str, int] = field(default_factory=dict)
     """Disruptions each PodDisruptionBudget covering a candidate allows now."""
+    whole: bool = False
+    """Victims only if together they bring `remaining` within the limits (a preemption makes
+    its whole room or evicts nobody); False: as many as may go (a reclaim takes back what it
+    can)."""
 
     def victims(
         self,
@@ -143,12 +147,12 @@ class GroupReclaim:
             kept = self.kept_by_budgets(left)
             left = [c for c in left if c.keys not in kept]
         requests = [candidate.request(self.resources) for candidate in left]
-        chosen = plan(
-            used=remaining,
-            runtime=np.array(self.limits, dtype=np.int64).reshape(width),
-            limited=np.array(self.limited, dtype=np.bool_).reshape(width),
-            candidates=requests,
-        )
+        limits = np.array(self.limits, dtype=np.int64).reshape(width)
+        limited = np.array(self.limited, dtype=np.bool_).reshape(width)
+        chosen = plan(used=remaining, runtime=limits, limited=limited, candidates=requests)
+        freed = sum((requests[index] for index in chosen), np.zeros(width, dtype=np.int64))
+        if self.whole and exceeds(remaining - freed, limits, limited):
+            return []
         return [left[index] for index in chosen]
 
     def kept_by_budgets(self, candidates: Sequence[Candidate]) -> dict[tuple[str, ...], str]:
@@ -168,12 +172,47 @@ class GroupReclaim:
         return kept
 
 
+def coverage(snapshot: Snapshot) -> Callable[[Pod], tuple[str, ...]]:
+    """The PodDisruptionBudgets that cover a pod, by `namespace/name` (a budget covers pods of
+    its own namespace only: they are looked up there)."""
+    budgets: dict[str, list[DisruptionBudget]] = {}
+    for budget in snapshot.budgets.values():
+        budgets.setdefault(budget.namespace, []).append(budget)
+
+    def covering(pod: Pod) -> tuple[str, ...]:
+        return tuple(
+            b.key for b in budgets.get(pod.namespace, ()) if b.covers(pod.namespace, pod.labels)
+        )
+
+    return covering
+
+
+def candidate_of(
+    unit: Sequence[Member], snapshot: Snapshot, covering: Callable[[Pod], tuple[str, ...]]
+) -> Candidate:
+    """A running unit (`running_units`: a pod, or a gang's running pods) as a candidate."""
+    pods = tuple(
+        Victim(m.pod.key, m.pod.uid, snapshot.pod_request(m.pod.key), covering(m.pod)) for m in unit
+    )
+    gang = unit[0].pod.gang
+    return Candidate(pods, gang.name if gang else "")
+
+
+def is_young(unit: Sequence[Member], now: float, min_runtime: float) -> bool:
+    """Whether a candidate (a pod, or a gang: any of its pods) started less than `min_runtime`
+    seconds before `now` (0: no minimum)."""
+    return min_runtime > 0 and any(
+        m.pod.start_time is None or now - m.pod.start_time < min_runtime for m in unit
+    )
+
+
 def reclaims(
     snapshot: Snapshot,
     *,
     leaving: Collection[str] = (),
     now: float = 0.0,
     min_runtime: float = 0.0,
+    hard: bool = False,
     only: str | None = None,
 ) -> dict[str, GroupReclaim]:
     """Each group whose used exceeds its runtime, with its reclaim decided on this state.
@@ -185,8 +224,9 @@ def reclaims(
     may go (`classification.running_units` labels it as a whole). A group whose plan has no
     victims is over its runtime but has nothing of its own left to evict. With `min_runtime`,
     a candidate that started less than that many seconds before `now` (a gang: any of its
-    pods) comes after every older one. `only`: that group's plan alone (a round planning
-    again after each eviction need not plan every other group over its runtime).
+    pods) comes after every older one, or, `hard`, is not a candidate. `only`: that group's
+    plan alone (a round planning again after each eviction need not plan every other group
+    over its runtime).
     """
     accounts, tree = snapshot.accounts, snapshot.tree
     used = accounts.total[:, accounts.block(USED)]
@@ -197,20 +237,7 @@ def reclaims(
         over &= np.arange(len(over)) == tree.index.get(only, -1)
     plans: dict[str, GroupReclaim] = {}
     width = len(accounts.names)
-    budgets: dict[str, list[DisruptionBudget]] = {}
-    for budget in snapshot.budgets.values():
-        budgets.setdefault(budget.namespace, []).append(budget)
-
-    def covering(pod: Pod) -> tuple[str, ...]:
-        return tuple(
-            b.key for b in budgets.get(pod.namespace, ()) if b.covers(pod.namespace, pod.labels)
-        )
-
-    def young(unit: Sequence[Member]) -> bool:
-        return min_runtime > 0 and any(
-            m.pod.start_time is None or now - m.pod.start_time < min_runtime for m in unit
-        )
-
+    covering = coverage(snapshot)
     for group in np.flatnonzero(over).tolist():
         members = [m for m in snapshot.members[group] if m.pod.scheduled]
         going = {m.pod.key for m in members if m.pod.terminating or m.pod.key in leaving}
@@ -223,13 +250,9 @@ def reclaims(
                 and snapshot.capacity_label(m.pod.key) == keys.OVER_QUOTA  # never in-quota ones
                 for m in unit
             ):
-                pods = tuple(
-                    Victim(m.pod.key, m.pod.uid, snapshot.pod_request(m.pod.key), covering(m.pod))
-                    for m in unit
-                )
-                gang = unit[0].pod.gang
-                candidate = Candidate(pods, gang.name if gang else "")
-                candidates.append((young(unit), candidate))
+                young = is_young(unit, now, min_runtime)
+                if not (young and hard):
+                    candidates.append((young, candidate_of(unit, snapshot, covering)))
         candidates.sort(key=lambda entry: entry[0])  # stable: the young ones last
         still_used = used[group] - np.array(returned, dtype=np.int64).reshape(
             len(returned), width

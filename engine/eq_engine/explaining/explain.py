@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..decisions import admissions, queue_order, reclaims
-from ..model import GroupStatus, format_quantity
+from ..decisions import admissions, preemption_plan, queue_order, reclaims
+from ..model import GroupStatus, format_quantity, listing
 from ..state import Snapshot
 from ..tree import pool_root
 from .views import GangView, gang_view
@@ -85,6 +85,7 @@ def explain_pod(snapshot: Snapshot, key: str) -> Explanation:
     else:
         lines.append(f"no capacity label: {group} is outside quota")
     lines += _reclaim(snapshot, key, group)
+    lines += _preemption(snapshot, key, group)
     return Explanation(f"pod {key}", tuple(lines))
 
 
@@ -278,6 +279,29 @@ def _reclaim(snapshot: Snapshot, key: str, group: str) -> list[str]:
         f"reclaim: {_ordinal(taken + 1)} of {len(victims)} evictions {group} would make now"
         f"{with_gang} (a gang goes whole, as one eviction; {numbers})"
     ]
+
+
+def _preemption(snapshot: Snapshot, key: str, group: str) -> list[str]:
+    """The pods it would have evicted to make its room, if it waits first in its group; its
+    place among them, if it would go for a more important pod."""
+    planned = preemption_plan(snapshot).get(group)
+    if planned is None:
+        return []
+    victims = [k for c in planned.victims() for k in c.keys]
+    wants = f"{planned.what} of priority {planned.priority}"
+    if key in planned.preemptor and planned.refusal:
+        return [f"preemption: none for its {planned.what}: {planned.refusal}"]
+    if key in planned.preemptor:
+        return [
+            f"preemption: {listing(victims)} of lower priority would be evicted now to make "
+            f"room in {group} for {wants}, in this order"
+        ]
+    if key in victims:
+        return [
+            f"preemption: {_ordinal(victims.index(key) + 1)} of {len(victims)} pods evicted to "
+            f"make room in {group} for {wants}"
+        ]
+    return []
 
 
 def explain_group(snapshot: Snapshot, name: str) -> Explanation:
