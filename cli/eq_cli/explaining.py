@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 
-from eq_engine import EngineConfig, ResourceList, Snapshot
+from eq_engine import EngineConfig, ResourceList
 from eq_engine.explaining import Explanation, explain_group, explain_pod, what_if
 
 from .loading import Objects
 from .pools import WhatIfObjects, what_if_roots
+from .simulate import Report
 
 
-def explain(snapshot: Snapshot, what: list[str]) -> Explanation:
+def explain(report: Report, what: list[str]) -> Explanation:
     """`pod NAMESPACE/NAME` or `group NAME`; KeyError names what is not there."""
     kind, name = what
+    snapshot = report.snapshot
     if kind == "pod":
-        return explain_pod(snapshot, name)
+        return explain_pod(snapshot, name, requeued=report.requeued, now=time.time())
     if name not in {status.name for status in snapshot.statuses()}:
         raise KeyError(f"no group {name}")
     return explain_group(snapshot, name)

@@ -84,9 +84,12 @@ class Objects:
     skipped: Counter[str] = field(default_factory=Counter)
     """The kinds (and versions) the engine does not read, with how many of each."""
 
-    def add(self, parsed: Parsed) -> None:
+    def add(self, parsed: Parsed, raw: Mapping[str, Any] | None = None) -> None:
+        """`raw`: the object as written, kept for an ElasticQuota (`bodies`)."""
         if isinstance(parsed, Quota):
             self.quotas.append(parsed)
+            if raw is not None:
+                self.bodies[parsed.ref] = raw
         elif isinstance(parsed, Pod):
             self.pods.append(parsed)
         elif isinstance(parsed, Node):
@@ -175,6 +178,4 @@ def _add(objects: Objects, raw: Any, source: str, *, hint: tuple[str, str]) -> N
         parsed = parse(raw)
     except QuotaError as error:
         raise LoadError(source, str(error)) from None
-    objects.add(parsed)
-    if isinstance(parsed, Quota):
-        objects.bodies[parsed.ref] = raw
+    objects.add(parsed, raw)

@@ -274,7 +274,7 @@ def _simulate(args: argparse.Namespace) -> int:
         if kind not in ("pod", "group"):
             parser().error(f"--explain: expected pod or group, not {kind!r}")
         try:
-            explanation = explain(report.snapshot, args.explain)
+            explanation = explain(report, args.explain)
         except KeyError as error:
             print(f"elastic-quota: error: {error.args[0]}", file=sys.stderr)
             return 1

@@ -123,7 +123,7 @@ class _Reader:
         """The cluster holds what the API server accepted; what the engine cannot read is
         left out with a note, as the operator leaves it out with an Event."""
         try:
-            self._objects.add(self._parse(obj))
+            self._objects.add(self._parse(obj), obj)
         except ObjectError as error:
             print(f"kubectl eq: note: ignoring {error}", file=sys.stderr)
 
@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = simulate(cluster, capacity=None, config=config, make_roots=False)
     try:
         if args.command == "explain":
-            explanation = explain(report.snapshot, [args.kind, args.name])
+            explanation = explain(report, [args.kind, args.name])
             sys.stdout.write(render_explanation(explanation, args.output))
             return 0
         report = _shown(report, args.group, args.tree)

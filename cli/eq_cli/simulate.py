@@ -7,12 +7,15 @@ Feeds the loaded objects to the same engine the operator runs and collects the r
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from eq_engine import EngineConfig, GroupStatus, Problem, QuotaEngine, ResourceList, Snapshot
 from eq_engine.decisions import GroupPreemption, admissions, preemption_plan, reclaim_plan
 from eq_engine.explaining import GangView, gang_views
+from eq_engine.model import Requeue
+from eq_engine.reading import requeued_gangs
 
 from .loading import Objects
 from .pools import pools
@@ -65,6 +68,8 @@ class Report:
     """Per group, its pods behind the admission gate (where any wait)."""
     preemption: dict[str, GroupPreemption] = field(default_factory=dict)
     """Per group, the pod that waits first and what it would have evicted (or why nothing)."""
+    requeued: dict[str, Requeue] = field(default_factory=dict)
+    """The gangs the operator requeued, by key, as the groups' objects record them."""
     gangs: tuple[GangResult, ...] = ()
     trees: tuple[QuotaTree, ...] = ()
     """Every quota tree of the cluster, the default one first (kept whole when the report is
@@ -100,7 +105,12 @@ def simulate(
         PodResult(pod.key, group, label, pod.gang.key if pod.gang else None)
         for pod, group, label in sorted(engine.pods(), key=lambda p: p[0].key)
     )
-    decision = admissions(snapshot)
+    requeued = {
+        r.gang: r
+        for body in objects.bodies.values()
+        for r in requeued_gangs((body.get("metadata") or {}).get("annotations") or {})
+    }
+    decision = admissions(snapshot, requeued=requeued, now=time.time())
     admitted = set(decision.admitted)
     gangs = tuple(
         GangResult(
@@ -117,6 +127,7 @@ def simulate(
         pods=pods,
         reclaim=reclaim_plan(snapshot),
         preemption=preemption_plan(snapshot),
+        requeued=requeued,
         problems=(*engine.problems, *found.problems),
         engine=engine,
         snapshot=snapshot,

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from eq_engine import Pod, Snapshot
 from eq_engine.decisions import Cause, admissions
+from eq_engine.model import Requeue
 from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 
 from .events import Recorder
@@ -46,14 +47,19 @@ class Admitter:
         *,
         hold: float,
         lifts: int,
+        requeued: Callable[[], Mapping[str, Requeue]],
+        admitted: dict[str, float],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`lifts`: gate removals in flight at once (the operator's: its write budget's burst,
-        `--api-burst`), so that a burst of admissions is not a queue of round trips."""
+        `--api-burst`), so that a burst of admissions is not a queue of round trips;
+        `requeued`: the gangs held back after a requeue (`Requeuer.requeues`); `admitted`: where
+        to note each gang whose gates it lifted, and when (`Requeuer` times their start)."""
         self._view, self._writer, self._events, self._metrics = view, writer, events, metrics
         self._hold, self._clock = hold, clock
         self._told: dict[str, Cause] = {}  # waiting pods' causes as their Events say
         self._admitted_gangs: set[str] = set()  # gangs whose wait is timed already
+        self._requeued, self._gangs_admitted = requeued, admitted
         self._lifted: dict[str, float] = {}  # admitted pods not bound yet, by when
         self._failed: dict[str, Backoff] = {}  # lifts refused or failed, with their backoff
         self._lifting: set[str] = set()  # admitted pods whose lift is not answered yet
@@ -73,16 +79,18 @@ class Admitter:
 
     @property
     def pending(self) -> bool:
-        """Whether a hold runs out or a failed lift is due later: a round must come then even
-        if nothing changes."""
-        return bool(self._lifted or self._failed)
+        """Whether a hold runs out, a failed lift is due later or a requeued gang's backoff
+        ends: a round must come then even if nothing changes."""
+        return bool(self._lifted or self._failed or self._requeued())
 
     async def round(self, snapshot: Snapshot) -> set[str]:
         """Admit what fits now, on the loop's latest snapshot, and start lifting the admitted
         pods' gates (`settled` awaits them); return the groups whose count of waiting pods
         changed."""
         engine, now = self._view.engine, self._clock()
-        decided = admissions(snapshot, holding=self.held())
+        decided = admissions(
+            snapshot, holding=self.held(), requeued=self._requeued(), now=time.time()
+        )
         # The decision's pods, read before any await: the watch may change the engine meanwhile.
         pods = [
             pod
@@ -116,7 +124,12 @@ class Admitter:
     async def _lift_all(self, pods: list[Pod]) -> None:
         """Lift the gates of a round's pods, in its order, then time its gangs' waits."""
         await asyncio.gather(*map(self._lift, pods))
-        self._time_gangs([pod for pod in pods if pod.key in self._lifted])
+        lifted = [pod for pod in pods if pod.key in self._lifted]
+        self._time_gangs(lifted)
+        now = time.time()
+        for pod in lifted:
+            if pod.gang is not None:
+                self._gangs_admitted.setdefault(pod.gang.key, now)
 
     async def _lift(self, pod: Pod) -> None:
         try:

@@ -25,6 +25,7 @@ from .operating import Loop
 from .pools import Pools
 from .preempting import Preempter
 from .reclaiming import Reclaimer
+from .requeuing import Requeuer
 from .sending import Sender
 from .settings import OperatorSettings
 from .view import ClusterView
@@ -61,6 +62,9 @@ def assemble(
     lifts = Sender(http, TokenBucket(settings.api_qps, settings.api_burst, clock=clock))
     events = Recorder(sender, clock=clock)
     writer = Writer(sender, view, metrics, workers=settings.write_workers, lifts=lifts, clock=clock)
+    api = (cluster or _cluster_api(settings))(sender)
+    gangs_admitted: dict[str, float] = {}  # the admitter notes them, the requeuer times them
+    requeuer = Requeuer(view, api, sender, events, settings, metrics, gangs_admitted)
     # As many lifts in flight as their budget lets go at once: 16 at a time made at most 16 a
     # round trip (20-30 a second from a real API server answering in 0.5-0.8 s under load).
     admitter = Admitter(
@@ -70,12 +74,15 @@ def assemble(
         metrics,
         hold=settings.admission_hold,
         lifts=settings.api_burst,
+        requeued=requeuer.requeues,
+        admitted=gangs_admitted,
         clock=clock,
     )
-    api = (cluster or _cluster_api(settings))(sender)
     evictions = Evictions(view, api, events, settings.reclaim, clock=clock)
     reclaimer = Reclaimer(view, api, evictions, settings.reclaim, metrics, clock=clock)
-    preempter = Preempter(view, evictions, events, settings.reclaim, metrics, admitter.held)
+    preempter = Preempter(
+        view, evictions, events, settings.reclaim, metrics, admitter.held, requeuer.requeues
+    )
     builtins = Builtins(sender, view, settings.engine, clock=clock)
     pools = Pools(sender, events, clock=clock)
     caches = observing.caches(http, view, pools, namespaces)
@@ -85,6 +92,7 @@ def assemble(
         admitter,
         reclaimer,
         preempter,
+        requeuer,
         builtins,
         pools,
         events,

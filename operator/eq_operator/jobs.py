@@ -20,7 +20,7 @@ from typing import Any
 from eq_engine.reading import TRACKING_FINALIZER, counted_evictions
 
 from .logs import logger
-from .sending import Done, Gone, NotDone, Sender
+from .sending import Conflict, Done, Gone, NotDone, Sender
 from .view import Ref
 
 STRATEGIC = "application/strategic-merge-patch+json"
@@ -40,6 +40,8 @@ class JobPod:
 
 
 NOT_A_JOBS = JobPod()
+ATTEMPTS = 3
+"""Reads and patches of a pod that keeps changing before its eviction waits for the next look."""
 
 
 class JobPods:
@@ -52,9 +54,17 @@ class JobPods:
     async def release(self, namespace: str, name: str) -> JobPod | NotDone:
         """The pod as its Job will count the eviction, its finalizer taken off where the Job
         is spared; or why that could not be done (the pod is gone, or the reads or the patch
-        failed: the eviction waits)."""
+        failed: the eviction waits). A pod that changed between the read and the patch (its
+        status, as the kubelet writes it) is read again, a few times."""
         if not self._enabled:
             return NOT_A_JOBS
+        for _ in range(ATTEMPTS - 1):
+            released = await self._release(namespace, name)
+            if not isinstance(released, Conflict):
+                return released
+        return await self._release(namespace, name)
+
+    async def _release(self, namespace: str, name: str) -> JobPod | NotDone:
         path = f"/api/v1/namespaces/{namespace}/pods/{name}"
         read = await self._sender.read(path)
         if not isinstance(read, Done):

@@ -57,6 +57,13 @@ class Metrics:
             ["group", "tree", "result"],
             registry=r,
         )
+        self.gang_requeues = Counter(
+            "elastic_quota_gang_requeues",
+            "Gangs evicted whole and sent back behind the gate for not starting in time, by "
+            "group (and its tree).",
+            ["group", "tree"],
+            registry=r,
+        )
         self.gang_evictions = Counter(
             "elastic_quota_gang_evictions",
             "Gangs reclaimed whole (each counts once, whatever its pods), by group (and its tree).",

@@ -26,6 +26,7 @@ from .metrics import Metrics
 from .pools import Pools
 from .preempting import Preempter
 from .reclaiming import Reclaimer
+from .requeuing import Requeuer
 from .settings import OperatorSettings
 from .view import ClusterView, Observed, Ref
 from .writing import Writer
@@ -49,6 +50,7 @@ class Loop:
         admitter: Admitter,
         reclaimer: Reclaimer,
         preempter: Preempter,
+        requeuer: Requeuer,
         builtins: Builtins,
         pools: Pools,
         events: Recorder,
@@ -58,7 +60,7 @@ class Loop:
         ready: Readiness,
     ) -> None:
         self._view, self._writer = view, writer
-        self._reclaimer, self._preempter = reclaimer, preempter
+        self._reclaimer, self._preempter, self._requeuer = reclaimer, preempter, requeuer
         self._builtins, self._pools = builtins, pools
         self._ready = ready
         self._admitter = admitter
@@ -130,6 +132,8 @@ class Loop:
                         await self._reclaimer.round(acting=acting, refresh=self.recompute)
                     if reclaim.preemption:
                         await self._preempter.round(acting=acting, refresh=self.recompute)
+                    if self._settings.gang_start_timeout:
+                        await self._requeuer.round(acting=acting, refresh=self.recompute)
                 if acting:
                     self._events.flush()
             except Exception:  # a bug must not stop the operator's clock

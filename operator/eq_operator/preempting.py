@@ -15,10 +15,11 @@ gang whose pods disagree on their priority preempts nobody, and a Warning on its
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 
 from eq_engine import Snapshot
 from eq_engine.decisions import Candidate, GroupPreemption, GroupReclaim, admissions, preemptions
+from eq_engine.model import Requeue
 
 from .events import Recorder
 from .evicting import Evictions, Purpose
@@ -37,11 +38,13 @@ class Preempter:
         settings: ReclaimSettings,
         metrics: Metrics,
         holding: Callable[[], Collection[str]],
+        requeued: Callable[[], Mapping[str, Requeue]],
     ) -> None:
         """`holding`: the pods the gate admitted a moment ago, not bound yet (they hold their
-        group's room, as the admission decision counts them)."""
+        group's room, as the admission decision counts them); `requeued`: the gangs held back
+        after a requeue, which preempt nobody meanwhile."""
         self._view, self._evictions, self._events = view, evictions, events
-        self._settings, self._holding = settings, holding
+        self._settings, self._holding, self._requeued = settings, holding, requeued
         self._purpose = Purpose.named(
             "Preempted", "Preemption", others="lower-priority pods", attempts=metrics.preemptions
         )
@@ -70,7 +73,12 @@ class Preempter:
         settings = self._settings
         return preemptions(
             snapshot,
-            admissions(snapshot, holding=self._holding()),
+            admissions(
+                snapshot,
+                holding=self._holding(),
+                requeued=self._requeued(),
+                now=time.time(),
+            ),
             leaving=leaving,
             now=time.time(),
             min_runtime=settings.min_runtime,

@@ -71,6 +71,22 @@ class OperatorSettings:
     admission_hold: float = 60.0
     """Seconds a pod whose gate was lifted holds its group's budget while the scheduler has not
     bound it; then it counts only once bound."""
+    gang_start_timeout: float = 300.0
+    """Seconds a gang whose gates were lifted has for its minimum of pods to be Ready; then it is
+    evicted whole and waits behind the gate again, after a backoff; 0: never.
+
+    Kueue's `waitForPodsReady.timeout` default. Shorter than Koordinator's 600 s gang wait: the
+    gate has waited for quota already, so what can be missing now is nodes, and a gang placed
+    in part holds its group's room for nothing."""
+    gang_requeue_backoff: float = 60.0
+    """Seconds a gang requeued once waits before the gate admits it again, doubling with each
+    requeue of the same gang.
+
+    Kueue's `requeuingStrategy.backoffBaseSeconds` default."""
+    gang_requeue_max_backoff: float = 3600.0
+    """Seconds a requeued gang waits at most before the gate admits it again.
+
+    Kueue's `requeuingStrategy.backoffMaxSeconds` default."""
     batch_interval: float = 0.5
     """Seconds between recomputes: a burst of events costs one recompute, not one each."""
     probe_port: int = 8080

@@ -30,8 +30,8 @@ from eq_engine import (
     parse_node,
     parse_pod,
 )
-from eq_engine.model import PodGroupKind, keys, parse_disruption_budget, parse_pod_group
-from eq_engine.reading import RawElasticQuota, RawNode, RawObjectMeta, RawPod
+from eq_engine.model import PodGroupKind, Requeue, keys, parse_disruption_budget, parse_pod_group
+from eq_engine.reading import RawElasticQuota, RawNode, RawObjectMeta, RawPod, requeued_gangs
 from eq_kit.caching import DISRUPTION_BUDGETS, QUOTAS, key_of
 
 from .logs import logger
@@ -156,6 +156,8 @@ class ClusterView:
     """Object reference to the parse error of an object the engine cannot use."""
     reclaim_stamps: dict[str, str] = field(default_factory=dict)
     """Group name to its `last-reclaim` annotation, where it has one (reclaiming.py)."""
+    requeued: dict[str, tuple[Requeue, ...]] = field(default_factory=dict)
+    """Group name to the gangs its `requeued-gangs` annotation records (requeuing.py)."""
     quota_reader: QuotaReader = field(default_factory=QuotaReader)
     """Reads the groups' objects; the echoes of our writes to them mostly from memory."""
 
@@ -164,6 +166,10 @@ class ClusterView:
     _quotas: set[str] = field(default_factory=set, init=False, repr=False)
     _pods: set[str] = field(default_factory=set, init=False, repr=False)
     _news: list[tuple[Ref, str]] = field(default_factory=list, init=False, repr=False)
+
+    def requeues(self) -> dict[str, Requeue]:
+        """Every group's requeued gangs, by gang key."""
+        return {r.gang: r for group in self.requeued.values() for r in group}
 
     def take(self) -> Observed:
         """What the watch delivered since the last take, handed over once: the next take
@@ -188,11 +194,17 @@ class ClusterView:
             self.engine.set_quota(quota)
         self.quota_refs[metadata["name"]] = ref
         self.quota_fields[metadata["name"]] = QuotaFields.of(body)
-        stamp = (metadata.get("annotations") or {}).get(keys.LAST_RECLAIM)
+        annotations = metadata.get("annotations") or {}
+        stamp = annotations.get(keys.LAST_RECLAIM)
         if stamp is None:
             self.reclaim_stamps.pop(metadata["name"], None)
         else:
             self.reclaim_stamps[metadata["name"]] = stamp
+        requeues = requeued_gangs(annotations)
+        if requeues:
+            self.requeued[metadata["name"]] = requeues
+        else:
+            self.requeued.pop(metadata["name"], None)
         self._quotas.add(metadata["name"])
         self._changed = True
 
@@ -205,6 +217,7 @@ class ClusterView:
             del self.quota_refs[name]
             self.quota_fields.pop(name, None)
             self.reclaim_stamps.pop(name, None)
+            self.requeued.pop(name, None)
         self.unreadable.pop(f"ElasticQuota {key}", None)
         self._changed = True
 

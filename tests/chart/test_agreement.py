@@ -54,6 +54,9 @@ CHANGED = (
     "webhook.certCheckInterval=60",
     "gating.enabled=false",
     "gating.admissionHold=10",
+    "gating.gangStartTimeout=30",
+    "gating.gangRequeueBackoff=5",
+    "gating.gangRequeueMaxBackoff=50",
     "pools.nodeAffinity=false",
 )
 

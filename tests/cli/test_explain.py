@@ -155,3 +155,26 @@ def test_a_waiting_pod_names_the_pods_it_would_take_the_place_of_and_they_name_i
         line.startswith("preemption")
         for line in explain(tmp_path, "pod", "team/low-0", objects=objects)
     )
+
+
+def test_a_requeued_gang_says_how_many_times_and_until_when(tmp_path):
+    """As the operator records it on the group (`requeued-gangs`), kubectl eq explains it."""
+    team = quota("team", namespace="team", min={"cpu": "4"}, max={"cpu": "4"})
+    record = {"gang:team/train": {"times": 2, "until": "2099-01-01T00:00:00Z"}}
+    team["metadata"]["annotations"] = {
+        "quota.scheduling.koordinator.sh/requeued-gangs": json.dumps(record)
+    }
+    gang = {
+        "gang.scheduling.koordinator.sh/name": "train",
+        "gang.scheduling.koordinator.sh/min-available": "2",
+    }
+    members = [
+        pod(f"train-{i}", namespace="team", cpu="1", node=None, gated=True) for i in range(2)
+    ]
+    for member in members:
+        member["metadata"]["annotations"] = gang
+    lines = explain(tmp_path, "pod", "team/train-0", objects=[team, *members, node("n1", cpu="8")])
+    assert lines[-1] == (
+        "waiting, with no place in team's queue meanwhile: requeued: gang team/train, 2 times "
+        "for not starting in time: not admitted again before 2099-01-01T00:00:00Z"
+    )

@@ -28,7 +28,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +39,7 @@ from typing import Any
 from eq_engine.model import keys
 
 from scripts.control_plane.build import Built
-from tests.control_plane.cluster import Cluster, refused_to_the_product
+from tests.control_plane.cluster import Cluster, kwok_node, refused_to_the_product
 from tests.control_plane.product import Process, Product, installed
 from tests.control_plane.test_quickstart import RealKubectl
 from tests.kubectl import rows
@@ -520,6 +522,99 @@ async def a_more_important_pod_takes_the_place_of_less_important_ones(
     assert series in await started.operators[0].metrics()
 
 
+SLOT = "example.com/slot"
+"""An extended resource only the gang-requeue story's pods ask for: its nodes' room."""
+GANG_TIMEOUT, GANG_BACKOFF = 10, 20
+"""Seconds (`gating.gangStartTimeout`, `gating.gangRequeueBackoff`) for the gangs' story."""
+
+
+def slotted(made: dict[str, Any], gang: str | None = None) -> dict[str, Any]:
+    """A Job whose pods ask for one slot each, in Koordinator's gang `gang` of all its pods."""
+    template = made["spec"]["template"]
+    (work,) = template["spec"]["containers"]
+    work["resources"]["requests"][SLOT] = "1"
+    work["resources"]["limits"] = {SLOT: "1"}
+    if gang is not None:
+        template["metadata"]["annotations"] = {
+            "gang.scheduling.koordinator.sh/name": gang,
+            "gang.scheduling.koordinator.sh/min-available": str(made["spec"]["parallelism"]),
+        }
+    return made
+
+
+async def a_gang_the_nodes_cannot_hold_is_requeued_and_others_run_meanwhile(
+    owner: Team, started: Product
+) -> None:
+    """A gang of 4 pods, each needing a slot, admitted on quota while the nodes have 3 slots:
+    after the start timeout it is evicted whole, and waits behind the gate for its backoff,
+    holding nobody back: another group's 3 pods take the slots meanwhile. Once a node with a
+    fourth slot joins and the others are done, the gang is admitted again, starts, and its
+    requeue is taken off its group; its Job counts no failure."""
+    cluster = owner.cluster
+    await cluster.create_nodes(
+        kwok_node(
+            "kwok-node-slots-0", {"cpu": "32", "memory": "64Gi", "pods": "110", SLOT: "2"}, {}
+        ),
+        kwok_node(
+            "kwok-node-slots-1", {"cpu": "32", "memory": "64Gi", "pods": "110", SLOT: "1"}, {}
+        ),
+    )
+    others = await team(cluster, owner.kubectl, "after", cpu="4")
+    gang = slotted(job("train", owner.namespace, parallelism=4, completions=4, cpu="1"), "train")
+    await owner.apply(gang)
+    await eventually(
+        lambda: len(owner.running()) == 3, timeout=ACT, what="3 of the gang's 4 pods running"
+    )
+    await eventually(
+        lambda: bool(owner.events("GangRequeued")), timeout=ACT, what="the gang requeued"
+    )
+    (told,) = {e["message"] for e in owner.events("GangRequeued")}
+    late = f"did not start within {GANG_TIMEOUT}s (3 of its minimum 4 pods Ready)"
+    assert f"Gang {owner.namespace}/train {late}" in told, told
+    await eventually(
+        lambda: len(owner.waiting()) == 4 and not owner.running(),
+        timeout=ACT,
+        what="the gang's 4 new pods behind the gate",
+        explain=owner.seen,
+    )
+    record = json.loads(owner.annotation(keys.REQUEUED_GANGS) or "{}")
+    assert record[f"gang:{owner.namespace}/train"]["times"] == 1, record
+    plugin = RealKubectl(cluster)  # with `kubectl-eq` on its PATH, as pip installs it
+    plugin.env = {
+        **plugin.env,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    explained = await plugin.run(f"kubectl eq explain pod {owner.namespace}/{owner.waiting()[0]}")
+    assert f"requeued: gang {owner.namespace}/train, once for not starting in time" in explained.out
+    # Meanwhile the room it held is another group's: its 3 slotted pods run.
+    await others.apply(
+        slotted(job("fill", others.namespace, parallelism=3, completions=3, cpu="1"))
+    )
+    await others.run(others.admitted(), timeout=ACT)
+    await eventually(lambda: len(others.running()) == 3, timeout=ACT, what="fill running")
+    assert owner.waiting() and not owner.running()
+
+    await cluster.create_nodes(
+        kwok_node(
+            "kwok-node-slots-2", {"cpu": "32", "memory": "64Gi", "pods": "110", SLOT: "1"}, {}
+        )
+    )
+    for name in others.running():
+        await others.finish(name)
+    await eventually(
+        lambda: len(owner.running()) == 4, timeout=ACT + GANG_BACKOFF, what="the gang running whole"
+    )
+    await eventually(
+        lambda: owner.annotation(keys.REQUEUED_GANGS) is None,
+        timeout=ACT,
+        what="the requeue taken off the group once the gang started",
+    )
+    status = owner.status("batch/v1", "jobs", "train")
+    assert status.get("failed", 0) == 0 and condition(status, "Failed") is None, status
+    requeues = f'elastic_quota_gang_requeues_total{{group="{owner.name}",tree=""}} 1.0'
+    assert requeues in await started.operators[0].metrics()
+
+
 async def an_ungated_pod_that_never_schedules_does_not_hold_the_budget(
     team: Team, _: Product
 ) -> None:
@@ -563,6 +658,7 @@ STORIES = {
     "job": (a_job_of_40_pods_runs_through_room_for_10_never_more, "5"),
     "bare": (bare_pods_go_most_important_first, "2"),
     "preempt": (a_more_important_pod_takes_the_place_of_less_important_ones, "4"),
+    "requeue": (a_gang_the_nodes_cannot_hold_is_requeued_and_others_run_meanwhile, "8"),
     "ungated": (an_ungated_pod_that_never_schedules_does_not_hold_the_budget, "2"),
     "hold": (an_admitted_pod_holds_the_budget_only_for_the_admission_hold, "2"),
 }
@@ -571,7 +667,11 @@ STORIES = {
 async def test_pods_of_every_maker_wait_for_room_then_run_on_the_real_control_plane(
     built: Built, tmp_path: Path
 ) -> None:
-    settings = (f"gating.admissionHold={HOLD}",)
+    settings = (
+        f"gating.admissionHold={HOLD}",
+        f"gating.gangStartTimeout={GANG_TIMEOUT}",
+        f"gating.gangRequeueBackoff={GANG_BACKOFF}",
+    )
     async with installed(built, tmp_path, *settings) as (plane, cluster, started):
         kubectl = RealKubectl(cluster)
         async with asyncio.TaskGroup() as stories:

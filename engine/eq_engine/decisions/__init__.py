@@ -2,8 +2,9 @@
 
 Which gated pods may go and why the others wait (`admissions`), which pods give a guarantee
 back (`reclaims`, `reclaim_plan`), which make room in their group for a more important waiting
-pod (`preemptions`), the webhook's verdicts on one ElasticQuota or Pod write
-(`review_quota`, `review_pod`), and which new pods wait behind the gate (`gate_exemption`).
+pod (`preemptions`), which admitted gangs did not start in time (`stalled`), the webhook's
+verdicts on one ElasticQuota or Pod write (`review_quota`, `review_pod`), and which new pods
+wait behind the gate (`gate_exemption`).
 
 Each reads the engine and returns frozen plans. Must not change the engine's state, and knows
 nothing of how a plan is carried out.
@@ -13,6 +14,7 @@ from .admission import Admissions, Blocked, Cause, admissions, queue_order
 from .gating import gate_exemption
 from .preemption import GroupPreemption, preemption_plan, preemptions
 from .reclaim import Candidate, GroupReclaim, Victim, reclaim_plan, reclaims
+from .requeue import Stall, backoff, stalled, started
 from .verdicts import (
     BoundPodQuery,
     Operation,
@@ -32,9 +34,11 @@ __all__ = [
     "GroupPreemption",
     "GroupReclaim",
     "Operation",
+    "Stall",
     "Verdict",
     "Victim",
     "admissions",
+    "backoff",
     "bound_pod_query",
     "gate_exemption",
     "needs_bound_pods",
@@ -45,4 +49,6 @@ __all__ = [
     "reclaims",
     "review_pod",
     "review_quota",
+    "stalled",
+    "started",
 ]

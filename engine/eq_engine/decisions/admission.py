@@ -27,7 +27,7 @@ import enum
 from collections.abc import Collection, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
-from ..model import Pod, format_quantity, listing
+from ..model import Pod, Requeue, format_quantity, listing
 from ..numbers import NP_USED, USED
 from ..state import Member, Snapshot, gang_minimum, gang_unready
 
@@ -95,6 +95,8 @@ class Cause(enum.Enum):
     """Room in its group: the pod (or its gang, or a pod ahead of it) does not fit now."""
     GANG = "waiting"
     """Its gang, which cannot be judged yet (too few pods, no minimum, several groups)."""
+    REQUEUED = "requeued"
+    """Its gang's backoff: taken back whole for not starting in time (`requeue`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,13 +217,20 @@ def admit(group: str, budget: Budget, entries: Sequence[Entry]) -> Admissions:
     return Admissions(tuple(admitted), waiting, {group: len(waiting)} if waiting else {})
 
 
-def admissions(snapshot: Snapshot, *, holding: Collection[str] = ()) -> Admissions:
+def admissions(
+    snapshot: Snapshot,
+    *,
+    holding: Collection[str] = (),
+    requeued: Mapping[str, Requeue] | None = None,
+    now: float = 0.0,
+) -> Admissions:
     """For every group with pods behind the admission gate: which may go now (`admit`).
 
     `holding`: pods the edge admitted a moment ago. Those the scheduler has not bound yet
     count as taken, also while the watch still shows their gate, so calling this again
     after the edge lifted the gates admits nobody twice. An unbound pod not in `holding`
-    counts only once bound.
+    counts only once bound. `requeued`: gangs taken back whole (by key), each waiting until its
+    `until` (seconds since the epoch; `now` is the time) without a place in its group's queue.
     """
     accounts, pods, gated, gangs_of = (
         snapshot.accounts,
@@ -247,6 +256,14 @@ def admissions(snapshot: Snapshot, *, holding: Collection[str] = ()) -> Admissio
                 key=lambda m: queue_order(m.pod),
             )
             unready = gang_unready(snapshot, gang.key, members)
+            requeue = (requeued or {}).get(gang.key)
+            if requeue is not None and requeue.until > now and unready is None:
+                backing = Wait(Cause.REQUEUED, _backing_off(gang.name, requeue))
+                waiting.update((m.pod.key, backing) for m in members)
+                names = [accounts.tree.groups[m.group].name for m in members]
+                _add(counts, {name: names.count(name) for name in names})
+                _add(gang_counts, dict.fromkeys(names, 1))
+                continue
             if unready is None:
                 entry = Entry(
                     tuple((m.pod, m.request) for m in members),
@@ -292,6 +309,16 @@ def _admitted(
     leaving: the pods of a gang being deleted (reclaimed whole, say) do not make the gang's
     new pods single pods; those are admitted together again."""
     return any((k not in gated or k in holding) and not pods[k].pod.terminating for k in gang)
+
+
+def _backing_off(gang: str, requeue: Requeue) -> str:
+    """`gang team-a/train, 2 times for not starting in time: not admitted before
+    2026-12-05T08:10:00Z`."""
+    times = "once" if requeue.times == 1 else f"{requeue.times} times"
+    return (
+        f"gang {gang}, {times} for not starting in time: not admitted again before "
+        f"{requeue.until_text}"
+    )
 
 
 def _add(tally: dict[str, int], more: dict[str, int]) -> None:

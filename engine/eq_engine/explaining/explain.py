@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..decisions import admissions, preemption_plan, queue_order, reclaims
-from ..model import GroupStatus, format_quantity, listing
+from ..decisions import Cause, admissions, preemption_plan, queue_order, reclaims
+from ..model import GroupStatus, Requeue, format_quantity, listing
 from ..state import Snapshot
 from ..tree import pool_root
 from .views import GangView, gang_view
@@ -60,7 +60,13 @@ class Explanation:
         return "\n".join([self.subject, *(f"  {line}" for line in self.lines)])
 
 
-def explain_pod(snapshot: Snapshot, key: str) -> Explanation:
+def explain_pod(
+    snapshot: Snapshot,
+    key: str,
+    *,
+    requeued: Mapping[str, Requeue] | None = None,
+    now: float = 0.0,
+) -> Explanation:
     """The pod's group and how it was chosen, its gang, its label and why, its wait, its
     eviction."""
     pod = snapshot.pod(key)
@@ -79,7 +85,7 @@ def explain_pod(snapshot: Snapshot, key: str) -> Explanation:
     if label is not None:
         lines.append(_standing(snapshot, key, group, label))
     elif pod.gated:
-        lines += _waiting(snapshot, key, group, gang)
+        lines += _waiting(snapshot, key, group, gang, requeued, now)
     elif not pod.scheduled:
         lines.append("pending: not bound to a node yet, so it has no capacity label")
     else:
@@ -170,11 +176,20 @@ def _queue(snapshot: Snapshot, group: str) -> list[_Place]:
     return places
 
 
-def _waiting(snapshot: Snapshot, key: str, group: str, gang: GangView | None) -> list[str]:
+def _waiting(
+    snapshot: Snapshot,
+    key: str,
+    group: str,
+    gang: GangView | None,
+    requeued: Mapping[str, Requeue] | None,
+    now: float,
+) -> list[str]:
     """Its place in the group's queue, why it waits, and what would let it in."""
-    decision = admissions(snapshot)
+    decision = admissions(snapshot, requeued=requeued, now=now)
     wait = decision.waiting.get(key)
     reason = None if wait is None else wait.message
+    if wait is not None and wait.cause is Cause.REQUEUED:
+        return [f"waiting, with no place in {group}'s queue meanwhile: {reason}"]
     if gang is not None and not gang.admitted and gang.unready is not None:
         return [
             f"waiting: its gang cannot be judged yet, so it takes no place in {group}'s queue",

@@ -12,7 +12,15 @@ from . import gangs, keys
 from .budgets import DisruptionBudget, parse_disruption_budget
 from .config import EngineConfig
 from .errors import ObjectError, QuantityError, QuotaError
-from .gangs import KOORDINATOR, POD_GROUP_KINDS, PodGroup, PodGroupKind, gang_of, parse_pod_group
+from .gangs import (
+    KOORDINATOR,
+    POD_GROUP_KINDS,
+    PodGroup,
+    PodGroupKind,
+    Requeue,
+    gang_of,
+    parse_pod_group,
+)
 from .objects import Node, Pod, Quota, cluster_capacity, pack_uid
 from .problems import SHOWN, Problem, listing
 from .quantities import (
@@ -50,6 +58,7 @@ __all__ = [
     "QuantityError",
     "Quota",
     "QuotaError",
+    "Requeue",
     "Requirement",
     "ResourceList",
     "clamp",

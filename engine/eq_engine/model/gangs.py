@@ -23,6 +23,7 @@ import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
 KOORDINATOR: Final = "gang"
@@ -154,3 +155,20 @@ def _minimum(field: str, text: str | None) -> tuple[int | None, str | None]:
     if value < 1:
         return None, f"{field}: {value}; expected at least 1 pod"
     return value, None
+
+
+@dataclass(frozen=True, slots=True)
+class Requeue:
+    """A gang the operator evicted whole because its minimum did not start in time
+    (`decisions.requeue`): how many times so far, and when the gate may admit it again."""
+
+    gang: str
+    """The gang's key (`GangRef.key`)."""
+    times: int
+    until: float
+    """Seconds since the epoch."""
+
+    @property
+    def until_text(self) -> str:
+        """`until` in RFC 3339, UTC, to the second, as the API server writes times."""
+        return datetime.fromtimestamp(self.until, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -39,6 +39,8 @@ REQUEST: Final = PREFIX + "request"
 USED: Final = PREFIX + "used"
 WAITING: Final = PREFIX + "waiting-pods"  # held by the gate: "4", "8 (2 gangs)"; absent: none
 LAST_RECLAIM: Final = PREFIX + "last-reclaim"  # when the group's last reclaim round began
+REQUEUED_GANGS: Final = PREFIX + "requeued-gangs"  # gangs evicted whole for not starting in time:
+# {"gang:ns/name": {"times": 2, "until": "2026-12-05T08:10:00Z"}}
 
 # Pod labels.
 POD_QUOTA: Final = PREFIX + "name"  # Koordinator's spelling

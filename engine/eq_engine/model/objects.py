@@ -109,6 +109,9 @@ class Pod(msgspec.Struct, frozen=True, gc=False):
     """Its labels but the operator's capacity label: those below read them, and so do
     PodDisruptionBudgets' selectors. One dict is shared by the pods whose labels are alike,
     where a field for each label read would cost every pod a slot."""
+    ready: bool = False
+    """Its `Ready` condition is True: running, and passing its readiness probes (a pod without
+    any is Ready once its containers run). A gang has started once its minimum is."""
 
     @property
     def name(self) -> str:

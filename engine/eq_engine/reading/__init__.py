@@ -3,13 +3,15 @@
 The wire's shapes (`Raw*` TypedDicts, msgspec structs for a pod's and a node's spec and
 status), the fields each object is read for, a fast path for the common object, and the full
 validation (pydantic) as the rule, loaded only when an object needs it; a pod's request the
-Kubernetes way; whether a Job has the pods reclaim takes counted as its failures.
+Kubernetes way; whether a Job has the pods reclaim takes counted as its failures; the gangs
+the operator requeued, as it records them on a group.
 
 Must not import any part of the engine but `model`, nor import pydantic when it is imported (a
 healthy cluster is read without it). The engine's core never imports it: the edges read, the
 core reasons on what was read.
 """
 
+from .gangs import requeued_annotation, requeued_gangs
 from .jobs import TRACKING_FINALIZER, counted_evictions
 from .nodes import parse_node
 from .pods import parse_pod
@@ -29,4 +31,6 @@ __all__ = [
     "parse_node",
     "parse_pod",
     "parse_quota",
+    "requeued_annotation",
+    "requeued_gangs",
 ]

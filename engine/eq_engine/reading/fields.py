@@ -82,6 +82,8 @@ class PodFields(msgspec.Struct, frozen=True):
     request: ResourceList
     scheduling_group: str
     """`spec.schedulingGroup.podGroupName`; empty: none."""
+    ready: bool
+    """Its `Ready` condition is True."""
 
 
 class NodeFields(msgspec.Struct, frozen=True):

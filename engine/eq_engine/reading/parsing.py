@@ -105,9 +105,15 @@ class _PodSpec(_Model):
     """Pod-level resources (Kubernetes 1.32, alpha): they win over the containers' sum."""
 
 
+class _Condition(_Model):
+    type: str = ""
+    status: str = ""
+
+
 class _PodStatus(_Model):
     phase: str = ""
     start_time: datetime | None = Field(None, alias="startTime")
+    conditions: list[_Condition] = Field(default_factory=list)
 
 
 class _PodModel(_Model):
@@ -131,18 +137,13 @@ class _QuotaModel(_Model):
     status: _QuotaStatus = Field(default_factory=_QuotaStatus)
 
 
-class _NodeCondition(_Model):
-    type: str = ""
-    status: str = ""
-
-
 class _NodeSpec(_Model):
     unschedulable: bool = False
 
 
 class _NodeStatus(_Model):
     allocatable: _Quantities = Field(default_factory=dict)
-    conditions: list[_NodeCondition] = Field(default_factory=list)
+    conditions: list[_Condition] = Field(default_factory=list)
 
 
 class _NodeModel(_Model):
@@ -231,6 +232,7 @@ def pod_fields(raw: RawPod) -> PodFields:
         start_time=_timestamp(parsed.status.start_time),
         request=shared(request),
         scheduling_group=spec.scheduling_group.pod_group_name if spec.scheduling_group else "",
+        ready=any(c.type == "Ready" and c.status == "True" for c in parsed.status.conditions),
     )
 
 

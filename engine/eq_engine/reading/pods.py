@@ -59,6 +59,7 @@ def _build(fields: PodFields, namespace: str, key: str | None = None) -> Pod:
         node_pinned=meta.controller_kind == "DaemonSet" or keys.MIRROR in meta.annotations,
         gang=gang_of(namespace, meta.labels, meta.annotations, fields.scheduling_group),
         labels=_shared_labels(_label_items(meta.labels)),
+        ready=fields.ready,
     )
 
 
@@ -143,4 +144,5 @@ def fast_pod_fields(raw: RawPod) -> PodFields:
         start_time=moment(status.start_time),
         request=request,
         scheduling_group=(group.pod_group_name or "") if group else "",
+        ready=any(c.type == "Ready" and c.status == "True" for c in status.conditions or ()),
     )

@@ -101,9 +101,15 @@ class RawPodSpec(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"
     resources: RawResources | None = None
 
 
+class RawPodCondition(msgspec.Struct, frozen=True, omit_defaults=True):
+    type: str | None = None
+    status: str | None = None
+
+
 class RawPodStatus(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
     phase: str | None = None
     start_time: str | None = None
+    conditions: Sequence[RawPodCondition] | None = None
 
 
 class RawPod(TypedDict, total=False):
