@@ -130,8 +130,7 @@ class Loop:
                     next_reclaim = now + reclaim.interval
                     if reclaim.enabled:
                         await self._reclaimer.round(acting=acting, refresh=self.recompute)
-                    if reclaim.preemption:
-                        await self._preempter.round(acting=acting, refresh=self.recompute)
+                    await self._preempter.round(acting=acting, refresh=self.recompute)
                     if self._settings.gang_start_timeout:
                         await self._requeuer.round(acting=acting, refresh=self.recompute)
                 if acting:

@@ -54,7 +54,7 @@ class Preempter:
     async def round(self, *, refresh: Callable[[], Snapshot | None], acting: bool = True) -> None:
         """When `acting` (leading), make room where a more important pod waits."""
         snapshot = refresh()
-        if snapshot is None or not snapshot.gated:
+        if snapshot is None or not snapshot.gated or not self._anywhere(snapshot):
             self._refused.clear()
             return
         plans = self._plans(snapshot, self._evictions.evicted)
@@ -66,6 +66,13 @@ class Preempter:
                 elif planned.victims((), self._evictions.evicted):
                     await self._preempt(planned, refresh)
         self._refused = refusals
+
+    def _anywhere(self, snapshot: Snapshot) -> bool:
+        """Whether any group may preempt: all by default (`--preemption`), else those whose
+        `koord-queue/enable-queueunit-preemption` says so."""
+        return self._settings.preemption or any(
+            group.queue.preemption for group in snapshot.tree.groups
+        )
 
     def _plans(
         self, snapshot: Snapshot, leaving: Collection[str], only: str | None = None
@@ -84,6 +91,7 @@ class Preempter:
             min_runtime=settings.min_runtime,
             hard=settings.min_runtime_hard,
             only=only,
+            default=settings.preemption,
         )
 
     async def _preempt(

@@ -44,7 +44,8 @@ class ReclaimSettings:
 
     On by default, as Koordinator's quota preemption (`DisableDefaultQuotaPreemption` turns it
     off there) and Kueue's `withinClusterQueue: LowerPriority`: a group's guarantee goes to its
-    most important work."""
+    most important work. A group's `koord-queue/enable-queueunit-preemption` annotation
+    overrides it for that group."""
     max_evictions: int = 5
     """Pods evicted per group per round (one round per `delay`) at most.
 

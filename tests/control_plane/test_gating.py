@@ -522,6 +522,28 @@ async def a_more_important_pod_takes_the_place_of_less_important_ones(
     assert series in await started.operators[0].metrics()
 
 
+async def koordinators_priority_queue_policy_lets_a_later_pod_that_fits_pass(
+    team: Team, _: Product
+) -> None:
+    """The group labelled `koord-queue/queue-policy: Priority`: a 2-CPU pod that does not fit
+    waits, and a 1-CPU pod made after it passes and runs. A pod naming a PriorityClass that does
+    not exist never reaches the gate: the API server refuses it."""
+    await team.kubectl.run(
+        f"kubectl label eq {team.name} -n {team.namespace} koord-queue/queue-policy=Priority"
+    )
+    await team.apply(pod("first", "1"))
+    await team.run(["first"])
+    await team.apply(pod("big", "2"))
+    await team.waits(1)
+    await team.apply(pod("small", "1"))
+    await team.run(["first", "small"])
+    assert team.waiting() == ["big"]
+    manifest = team.cluster.home / f"{team.namespace}-classless.json"
+    manifest.write_text(json.dumps(pod("classless", "1", priority_class="no-such-class")))
+    refused = await team.kubectl.run(f"kubectl apply -n {team.namespace} -f {manifest}", ok=False)
+    assert "no PriorityClass with name no-such-class was found" in refused.err, refused
+
+
 SLOT = "example.com/slot"
 """An extended resource only the gang-requeue story's pods ask for: its nodes' room."""
 GANG_TIMEOUT, GANG_BACKOFF = 10, 20
@@ -658,6 +680,7 @@ STORIES = {
     "job": (a_job_of_40_pods_runs_through_room_for_10_never_more, "5"),
     "bare": (bare_pods_go_most_important_first, "2"),
     "preempt": (a_more_important_pod_takes_the_place_of_less_important_ones, "4"),
+    "policy": (koordinators_priority_queue_policy_lets_a_later_pod_that_fits_pass, "2"),
     "requeue": (a_gang_the_nodes_cannot_hold_is_requeued_and_others_run_meanwhile, "8"),
     "ungated": (an_ungated_pod_that_never_schedules_does_not_hold_the_budget, "2"),
     "hold": (an_admitted_pod_holds_the_budget_only_for_the_admission_hold, "2"),

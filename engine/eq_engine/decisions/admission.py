@@ -27,7 +27,7 @@ import enum
 from collections.abc import Collection, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
-from ..model import Pod, Requeue, format_quantity, listing
+from ..model import Pod, QueuePolicy, Requeue, format_quantity, listing, queues
 from ..numbers import NP_USED, USED
 from ..state import Member, Snapshot, gang_minimum, gang_unready
 
@@ -161,13 +161,39 @@ class Entry:
         return queue_order(self.pods[0][0])
 
 
-def admit(group: str, budget: Budget, entries: Sequence[Entry]) -> Admissions:
-    """One group's decision: walk its queue's `entries` in order."""
+def admit(
+    group: str,
+    budget: Budget,
+    entries: Sequence[Entry],
+    policy: QueuePolicy = queues.DEFAULT,
+    unstarted: Sequence[str] = (),
+) -> Admissions:
+    """One group's decision: walk its queue's `entries` in order, as its `policy` says
+    (`model.queues`); `unstarted`: the pods it admitted that do not run yet."""
+    ordered = sorted(entries, key=lambda entry: entry.order)
+    if policy.wait_for_running and unstarted:
+        held = Wait(
+            Cause.QUOTA,
+            f"{group} lets the next pod go once those it admitted run "
+            f"({queues.WAIT_FOR_PODS_RUNNING}): {listing(sorted(unstarted))} not Running yet",
+        )
+        return _all_waiting(group, ordered, held)
     admitted: list[str] = []
     waiting: dict[str, Wait] = {}
     gangs = 0
-    ordered = sorted(entries, key=lambda entry: entry.order)
+    blocked: Blocked | None = None
+    depth = len(ordered) if policy.max_depth < 0 else policy.max_depth
     for position, entry in enumerate(ordered):
+        if position == depth:
+            beyond = Wait(
+                Cause.QUOTA,
+                f"beyond the first {depth} places of {group}'s queue, all it looks at "
+                f"({queues.MAX_DEPTH})",
+            )
+            rest = _all_waiting(group, ordered[position:], beyond)
+            waiting.update(rest.waiting)
+            gangs += sum(rest.gangs_waiting_per_group.values())
+            break
         core, extra = entry.pods[: entry.minimum], entry.pods[entry.minimum :]
         request, fixed = _sums(core, len(budget.names))
         what = (
@@ -188,33 +214,60 @@ def admit(group: str, budget: Budget, entries: Sequence[Entry]) -> Admissions:
                 else:
                     waiting[pod.key] = Wait(Cause.QUOTA, f"{group} {more}")
             continue
-        first = core[0][0].key
-        fits_min = all(
-            not limited or locked + want <= floor
-            for limited, locked, want, floor in zip(
-                budget.limited, budget.locked, fixed, budget.min, strict=True
-            )
-        )
-        blocked = Blocked(
-            tuple(pod for pod, _ in core),
-            entry.gang,
-            tuple(request),
-            tuple(budget.taken),
-            tuple(budget.runtime),
-            tuple(budget.limited),
-            fits_min,
-        )
+        if blocked is None:
+            blocked = _blocked(entry, core, request, fixed, budget)
         short = Wait(Cause.QUOTA, f"{group} {why}")  # one value, shared by the entry's pods
         waiting.update((pod.key, short) for pod, _ in entry.pods)
         gangs += bool(entry.gang)
-        ahead = f"gang {entry.gang}" if entry.gang else first
+        if not policy.block:  # Priority: a later entry that fits may pass
+            continue
+        ahead = f"gang {entry.gang}" if entry.gang else core[0][0].key
         behind = Wait(Cause.QUOTA, f"{ahead} waits first in {group} ({why})")
-        for later in ordered[position + 1 :]:
-            waiting.update((pod.key, behind) for pod, _ in later.pods)
-            gangs += bool(later.gang)
-        counts = {group: gangs} if gangs else {}
-        return Admissions(tuple(admitted), waiting, {group: len(waiting)}, counts, {group: blocked})
-    return Admissions(tuple(admitted), waiting, {group: len(waiting)} if waiting else {})
+        rest = _all_waiting(group, ordered[position + 1 :], behind)
+        waiting.update(rest.waiting)
+        gangs += sum(rest.gangs_waiting_per_group.values())
+        break
+    return Admissions(
+        tuple(admitted),
+        waiting,
+        {group: len(waiting)} if waiting else {},
+        {group: gangs} if gangs else {},
+        {group: blocked} if blocked is not None else {},
+    )
+
+
+def _blocked(
+    entry: Entry,
+    core: Sequence[tuple[Pod, Sequence[int]]],
+    request: Sequence[int],
+    fixed: Sequence[int],
+    budget: Budget,
+) -> Blocked:
+    """The first entry that does not fit, and its group's budget as it found it."""
+    fits_min = all(
+        not limited or locked + want <= floor
+        for limited, locked, want, floor in zip(
+            budget.limited, budget.locked, fixed, budget.min, strict=True
+        )
+    )
+    return Blocked(
+        tuple(pod for pod, _ in core),
+        entry.gang,
+        tuple(request),
+        tuple(budget.taken),
+        tuple(budget.runtime),
+        tuple(budget.limited),
+        fits_min,
+    )
+
+
+def _all_waiting(group: str, entries: Sequence[Entry], wait: Wait) -> Admissions:
+    """Every pod of `entries` waiting for the same reason."""
+    waiting = {pod.key: wait for entry in entries for pod, _ in entry.pods}
+    gangs = sum(bool(entry.gang) for entry in entries)
+    return Admissions(
+        (), waiting, {group: len(waiting)} if waiting else {}, {group: gangs} if gangs else {}
+    )
 
 
 def admissions(
@@ -239,7 +292,7 @@ def admissions(
         snapshot.gangs,
     )
     members_of = snapshot.members
-    queues: dict[int, list[Entry]] = {}
+    queued: dict[int, list[Entry]] = {}
     waiting: dict[str, Wait] = {}
     counts: dict[str, int] = {}
     gang_counts: dict[str, int] = {}
@@ -248,7 +301,7 @@ def admissions(
         member = pods[key]
         gang = member.pod.gang
         if gang is None or _admitted(gangs_of[gang.key], gated, pods, holding):
-            queues.setdefault(member.group, []).append(Entry(((member.pod, member.request),)))
+            queued.setdefault(member.group, []).append(Entry(((member.pod, member.request),)))
         elif gang.key not in gangs:
             gangs.add(gang.key)
             members = sorted(
@@ -270,7 +323,7 @@ def admissions(
                     gang.name,
                     gang_minimum(snapshot, gang.key, members) or 1,
                 )
-                queues.setdefault(member.group, []).append(entry)
+                queued.setdefault(member.group, []).append(entry)
             else:
                 unjudged = Wait(Cause.GANG, unready)
                 waiting.update((m.pod.key, unjudged) for m in members)
@@ -279,7 +332,7 @@ def admissions(
                 _add(gang_counts, dict.fromkeys(names, 1))
     admitted: list[str] = []
     blocked: dict[str, Blocked] = {}
-    for group, queue in queues.items():
+    for group, queue in queued.items():
         budget = Budget(
             names=accounts.names,
             limited=accounts.has_runtime[group].tolist(),
@@ -288,12 +341,17 @@ def admissions(
             min=accounts.effective_min[group].tolist(),
             locked=accounts.total[group, accounts.block(NP_USED)].tolist(),
         )
+        policy = accounts.tree.groups[group].queue
+        unstarted = []
         for member in members_of[group]:
             pod = member.pod
             if pod.key in holding and not pod.scheduled:
                 budget.hold(pod.key, member.request, pod.preemptible)
+                unstarted.append(pod.key)
+            elif policy.wait_for_running and pod.scheduled and pod.phase != "Running":
+                unstarted.append(pod.key)
         name = accounts.tree.groups[group].name
-        decided = admit(name, budget, queue)
+        decided = admit(name, budget, queue, policy, unstarted)
         admitted += decided.admitted
         waiting.update(decided.waiting)
         _add(counts, decided.waiting_per_group)

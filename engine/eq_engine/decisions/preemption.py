@@ -72,16 +72,19 @@ def preemptions(
     min_runtime: float = 0.0,
     hard: bool = False,
     only: str | None = None,
+    default: bool = True,
 ) -> dict[str, GroupPreemption]:
     """Each group whose queue is held by an entry whose only shortfall is its runtime, with its
     preemption decided on this state (`decided`: the admission decision on the same snapshot).
-    `min_runtime` and `hard`: see the module; `only`: that group's plan alone."""
+    `min_runtime` and `hard`: see the module; `only`: that group's plan alone; `default`:
+    whether a group preempts when its `koord-queue/enable-queueunit-preemption` says nothing."""
     plans: dict[str, GroupPreemption] = {}
-    index = snapshot.tree.index
+    index, groups = snapshot.tree.index, snapshot.tree.groups
     for name, blocked in decided.blocked.items():
         if only is not None and name != only:
             continue
-        if not blocked.fits_min:
+        setting = groups[index[name]].queue.preemption
+        if not blocked.fits_min or not (default if setting is None else setting):
             continue
         keys = tuple(pod.key for pod in blocked.pods)
         priorities = {pod.priority for pod in blocked.pods}
@@ -163,11 +166,12 @@ def _disagree(pods: Sequence[Pod]) -> str:
     )
 
 
-def preemption_plan(snapshot: Snapshot) -> dict[str, GroupPreemption]:
+def preemption_plan(snapshot: Snapshot, *, default: bool = True) -> dict[str, GroupPreemption]:
     """The groups where a pod that waits first would have pods evicted to make its room now
     (`preemptions` on this snapshot's admission decision), or is refused (`refusal`)."""
+    decided = admissions(snapshot)
     return {
         group: planned
-        for group, planned in preemptions(snapshot, admissions(snapshot)).items()
+        for group, planned in preemptions(snapshot, decided, default=default).items()
         if planned.refusal or planned.victims()
     }

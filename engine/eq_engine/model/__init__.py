@@ -8,7 +8,7 @@ status; gangs, disruption budgets and label selectors, each read from its own sm
 Must not: compute over several objects, import any other part of the engine, or do I/O.
 """
 
-from . import gangs, keys
+from . import gangs, keys, queues
 from .budgets import DisruptionBudget, parse_disruption_budget
 from .config import EngineConfig
 from .errors import ObjectError, QuantityError, QuotaError
@@ -36,6 +36,7 @@ from .quantities import (
     resource_list,
     to_canonical,
 )
+from .queues import QueuePolicy, queue_policy
 from .selectors import LabelSelector, Requirement, parse_selector
 from .status import Changes, GroupStatus
 
@@ -56,6 +57,7 @@ __all__ = [
     "PodGroupKind",
     "Problem",
     "QuantityError",
+    "QueuePolicy",
     "Quota",
     "QuotaError",
     "Requeue",
@@ -77,6 +79,8 @@ __all__ = [
     "parse_pod_group",
     "parse_quantity",
     "parse_selector",
+    "queue_policy",
+    "queues",
     "resource_list",
     "to_canonical",
 ]

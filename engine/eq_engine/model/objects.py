@@ -16,6 +16,8 @@ import msgspec
 from . import keys
 from .gangs import GangRef
 from .quantities import ResourceList
+from .queues import DEFAULT as DEFAULT_QUEUE
+from .queues import QueuePolicy
 
 
 def pack_uid(uid: str) -> str | int:
@@ -64,6 +66,8 @@ class Quota:
     """A tree root's `total-resource` annotation: what its tree splits; None when absent."""
     ignore_default_tree: bool = False
     """Label `ignore-default-tree: "true"`: its total is not taken from the default tree's."""
+    queue: QueuePolicy = DEFAULT_QUEUE
+    """How its gate lets waiting pods go (Koordinator's `koord-queue/` keys)."""
 
     @property
     def ref(self) -> str:

@@ -12,7 +12,16 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from ..model import ObjectError, QuantityError, Quota, ResourceList, keys, resource_list
+from ..model import (
+    ObjectError,
+    QuantityError,
+    Quota,
+    ResourceList,
+    keys,
+    queue_policy,
+    queues,
+    resource_list,
+)
 from . import validation
 from .fields import READ_METADATA, ElasticQuotaFields
 from .lookups import in_units, mapping, metadata, quantities, read_fields
@@ -75,6 +84,7 @@ def _build(fields: ElasticQuotaFields) -> Quota:
         is_root=labels.get(keys.IS_ROOT) == "true",
         total_resource=_resource_list_annotation(fields, keys.TOTAL_RESOURCE),
         ignore_default_tree=labels.get(keys.IGNORE_DEFAULT_TREE) == "true",
+        queue=queue_policy(labels, meta.annotations),
     )
 
 
@@ -83,6 +93,9 @@ _READ_ANNOTATIONS: Final = (
     keys.STRICT_MAX_KEYS,
     keys.SHARED_WEIGHT,
     keys.TOTAL_RESOURCE,
+    queues.WAIT_FOR_PODS_RUNNING,
+    queues.PREEMPTION,
+    queues.MAX_DEPTH,
 )
 """The annotations `parse_quota` reads: any other (the operator's own) leaves a group as it is."""
 

@@ -243,7 +243,9 @@ def topology_problems(quota: Quota, old: Quota | None, catalog: Catalog) -> Iter
 
 def quota_warnings(quota: Quota, catalog: Catalog, capacity: ResourceList | None) -> Iterator[str]:
     """Legal settings that do not do what they seem to: a max above the parent's, a zero
-    shared weight, a weight without every resource of max, top-level mins above the cluster."""
+    shared weight, a weight without every resource of max, top-level mins above the cluster, a
+    queue key the gate cannot read (`model.queues`: its default applies)."""
+    yield from quota.queue.problems
     parent = catalog.quotas.get(catalog.parent_of(quota))
     if parent is not None:
         for name, amount in sorted(quota.max.items()):

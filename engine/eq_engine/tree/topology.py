@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from ..model import EngineConfig, Pod, Problem, Quota, ResourceList, keys
+from ..model import EngineConfig, Pod, Problem, QueuePolicy, Quota, ResourceList, keys, queues
 from .catalog import PARENT_FIELD, Catalog, build_catalog, quota_problem
 from .checks import tree_problems
 
@@ -64,6 +64,8 @@ class Group:
     namespaces: tuple[str, ...] = ()
     tree_id: str = ""
     """The quota tree (node pool) it is in; "": the default tree."""
+    queue: QueuePolicy = queues.DEFAULT
+    """How its gate lets waiting pods go."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +232,7 @@ def _group(quota: Quota, parent: str) -> Group:
         shared_weight=_weight(quota),
         namespaces=quota.namespaces,
         tree_id=quota.tree_id,
+        queue=quota.queue,
     )
 
 
