@@ -199,7 +199,7 @@ def add_log_arguments(group: Any) -> None:
     )
 
 
-_ALGORITHM = frozenset({"min_scaling"})
+_ALGORITHM = frozenset({"min_scaling", "reclaim_min_runtime", "reclaim_min_runtime_hard"})
 _BUILT_IN_GROUPS = frozenset(f.name for f in dataclasses.fields(EngineConfig)) - _ALGORITHM
 RESOURCES = "RES=QTY[,RES=QTY...]"
 

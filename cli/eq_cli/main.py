@@ -111,8 +111,6 @@ def _operator_parser(commands: Any) -> None:
         "enabled": "reclaim",
         "interval": "reclaim-interval",
         "delay": "reclaim-delay",
-        "min_runtime": "reclaim-min-runtime",
-        "min_runtime_hard": "reclaim-min-runtime-hard",
     }
     flags.add_fields(reclaim, ReclaimSettings, renamed=renamed)
     flags.add_engine_arguments(op)

@@ -110,7 +110,8 @@ def simulate(
         for body in objects.bodies.values()
         for r in requeued_gangs((body.get("metadata") or {}).get("annotations") or {})
     }
-    decision = admissions(snapshot, requeued=requeued, now=time.time())
+    now = time.time()
+    decision = admissions(snapshot, requeued=requeued, now=now)
     admitted = set(decision.admitted)
     gangs = tuple(
         GangResult(
@@ -125,8 +126,8 @@ def simulate(
         groups=tuple(engine.statuses()),
         depth={group.name: int(tree.depth[i]) for i, group in enumerate(tree.groups)},
         pods=pods,
-        reclaim=reclaim_plan(snapshot),
-        preemption=preemption_plan(snapshot),
+        reclaim=reclaim_plan(snapshot, now=now),
+        preemption=preemption_plan(snapshot, now=now),
         requeued=requeued,
         problems=(*engine.problems, *found.problems),
         engine=engine,

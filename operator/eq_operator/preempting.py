@@ -88,8 +88,6 @@ class Preempter:
             ),
             leaving=leaving,
             now=time.time(),
-            min_runtime=settings.min_runtime,
-            hard=settings.min_runtime_hard,
             only=only,
             default=settings.preemption,
         )

@@ -127,13 +127,10 @@ class Reclaimer:
         self, snapshot: Snapshot, leaving: Collection[str], only: str | None = None
     ) -> dict[str, GroupReclaim]:
         """Every group over its runtime, or `only` that one."""
-        settings = self._settings
         return reclaims(
             snapshot,
             leaving=leaving,
             now=time.time(),
-            min_runtime=settings.min_runtime,
-            hard=settings.min_runtime_hard,
             only=only,
         )
 

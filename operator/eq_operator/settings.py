@@ -25,19 +25,6 @@ class ReclaimSettings:
     round starts a new window, so a group loses at most `max_evictions` pods per delay.
 
     Koordinator's default: a short burst is not worth an eviction."""
-    min_runtime: float = 0.0
-    """Seconds a pod (or gang) must have run before a round takes it while an older candidate
-    of its group is left (or at all, with `min_runtime_hard`); 0: off.
-
-    A job that has just started has the most to lose and the least done: protecting it for a
-    while spreads reclaim over the pods that have had their run."""
-    min_runtime_hard: bool = False
-    """Never take a pod (or gang) that has run for less than `min_runtime`, by reclaim or by
-    preemption, even when nothing else may go.
-
-    What it costs: a group whose guarantee is taken by young pods waits up to `min_runtime` to
-    get it back, and a pod that would preempt them waits as long (KAI's min-runtime, Volcano's
-    cdp)."""
     preemption: bool = True
     """Let a pod that waits behind the gate for room in its own group have strictly
     lower-priority, preemptible pods of that group evicted to make exactly its room.

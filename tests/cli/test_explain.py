@@ -13,7 +13,11 @@ team-a runs five pods of 500m (a0 most important ... a4 least), team-b two.
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
+
+import pytest
 
 from tests.cli.test_simulate import simulate, write
 from tests.manifests import node, pod, quota
@@ -178,3 +182,42 @@ def test_a_requeued_gang_says_how_many_times_and_until_when(tmp_path):
         "waiting, with no place in team's queue meanwhile: requeued: gang team/train, 2 times "
         "for not starting in time: not admitted again before 2099-01-01T00:00:00Z"
     )
+
+
+@pytest.mark.parametrize(
+    ("hard", "said"),
+    [
+        (
+            [],
+            "young: it has run {}s of the minimum run time 600s: reclaim and preemption take it "
+            "only after every older candidate of team-a",
+        ),
+        (
+            ["--reclaim-min-runtime-hard"],
+            "protected: it has run {}s of the minimum run time 600s: reclaim and preemption never "
+            "take it before then",
+        ),
+    ],
+)
+def test_a_young_pod_says_what_the_minimum_run_time_does_for_it(tmp_path, hard, said):
+    started = time.time() - 60
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))
+    objects = [*cluster(), pod("young", namespace="team-a", cpu="500m", start=stamp)]
+    path = write(tmp_path, "cluster.yaml", *objects)
+    result = simulate(
+        "-f",
+        path,
+        "--reclaim-min-runtime",
+        "600",
+        *hard,
+        "--explain",
+        "pod",
+        "team-a/young",
+        "-o",
+        "json",
+    )
+    assert result.returncode == 0, result.stderr
+    lines = json.loads(result.stdout)["lines"]
+    pattern = re.escape(said).replace(re.escape("{}"), r"(\d+)")
+    (ran,) = [int(m[1]) for line in lines if (m := re.fullmatch(pattern, line))]
+    assert 60 <= ran < 600, lines  # from its start to the command's own clock

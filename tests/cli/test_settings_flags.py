@@ -68,7 +68,7 @@ COMMANDS = [
         ("webhook",),
         {WebhookSettings: "", EngineConfig: "engine"},
         main.webhook_settings,
-        left_out=frozenset({"min_scaling"}),
+        left_out=frozenset({"min_scaling", "reclaim_min_runtime", "reclaim_min_runtime_hard"}),
     ),
     Command(("simulate",), {EngineConfig: ""}, flags.engine_config, run=("-f", "objects.yaml")),
     Command((), {EngineConfig: ""}, flags.engine_config, parser=plugin.parser, run=("tree",)),

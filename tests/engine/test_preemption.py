@@ -162,17 +162,17 @@ TEN_PAST = 1767225600.0 + 10 * 60  # 2026-01-01T00:10:00Z: the young ones have r
     ("wants", "options", "taken"),
     [
         ("1", {}, ["young-2"]),
-        ("1", {"min_runtime": 120}, ["older"]),
-        ("1", {"min_runtime": 120, "hard": True}, ["older"]),
-        ("3", {"min_runtime": 120}, ["older", "old", "young-2"]),
-        ("3", {"min_runtime": 120, "hard": True}, []),
+        ("1", {"reclaim_min_runtime": 120}, ["older"]),
+        ("1", {"reclaim_min_runtime": 120, "reclaim_min_runtime_hard": True}, ["older"]),
+        ("3", {"reclaim_min_runtime": 120}, ["older", "old", "young-2"]),
+        ("3", {"reclaim_min_runtime": 120, "reclaim_min_runtime_hard": True}, []),
     ],
 )
 def test_young_pods_go_last_or_with_a_hard_minimum_never(
     wants: str, options: dict[str, Any], taken: list[str]
 ):
-    engine = run(TEAM, CLUSTER, *YOUNG_AND_OLD, waiting("urgent", cpu=wants))
-    assert victims(engine, now=TEN_PAST, **options) == {"team": taken}
+    engine = run(TEAM, CLUSTER, *YOUNG_AND_OLD, waiting("urgent", cpu=wants), **options)
+    assert victims(engine, now=TEN_PAST) == {"team": taken}
 
 
 @given(

@@ -63,8 +63,8 @@ def budget(name: str, selector: dict[str, Any] | None, allowed: int) -> dict[str
     }
 
 
-def victims(*budgets: dict[str, Any], **options: Any) -> list[str]:
-    engine = run(*borrowing(started=options.pop("started", None)))
+def victims(*budgets: dict[str, Any], min_runtime: float = 0, **options: Any) -> list[str]:
+    engine = run(*borrowing(started=options.pop("started", None)), reclaim_min_runtime=min_runtime)
     for raw in budgets:
         engine.set_disruption_budget(parse_disruption_budget(raw))
     plan = reclaims(engine.recompute(), **options)["borrower"]

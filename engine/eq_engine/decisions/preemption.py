@@ -69,14 +69,12 @@ def preemptions(
     *,
     leaving: Collection[str] = (),
     now: float = 0.0,
-    min_runtime: float = 0.0,
-    hard: bool = False,
     only: str | None = None,
     default: bool = True,
 ) -> dict[str, GroupPreemption]:
     """Each group whose queue is held by an entry whose only shortfall is its runtime, with its
     preemption decided on this state (`decided`: the admission decision on the same snapshot).
-    `min_runtime` and `hard`: see the module; `only`: that group's plan alone; `default`:
+    `now`: for the minimum run time (see the module); `only`: that group's plan alone; `default`:
     whether a group preempts when its `koord-queue/enable-queueunit-preemption` says nothing."""
     plans: dict[str, GroupPreemption] = {}
     index, groups = snapshot.tree.index, snapshot.tree.groups
@@ -95,9 +93,7 @@ def preemptions(
             continue
         (priority,) = priorities
         members = [m for m in snapshot.members[index[name]] if m.pod.scheduled]
-        plan = _plan(
-            snapshot, name, blocked, members, priority, set(leaving), now, min_runtime, hard
-        )
+        plan = _plan(snapshot, name, blocked, members, priority, set(leaving), now)
         plans[name] = GroupPreemption(name, keys, blocked.gang, priority, plan=plan)
     return plans
 
@@ -110,13 +106,13 @@ def _plan(
     priority: int,
     leaving: set[str],
     now: float,
-    min_runtime: float,
-    hard: bool,
 ) -> GroupReclaim | None:
     """The group's candidates below `priority`, least important first, and its numbers with
     the blocked entry's request added: a reclaim of exactly the room the entry needs."""
     going = {m.pod.key for m in members if m.pod.terminating or m.pod.key in leaving}
     covering = coverage(snapshot)
+    min_runtime = snapshot.config.reclaim_min_runtime
+    hard = snapshot.config.reclaim_min_runtime_hard
     candidates: list[tuple[bool, Candidate]] = []
     for unit in reversed(running_units(m for m in members if m.pod.key not in going)):
         if not all(
@@ -166,12 +162,14 @@ def _disagree(pods: Sequence[Pod]) -> str:
     )
 
 
-def preemption_plan(snapshot: Snapshot, *, default: bool = True) -> dict[str, GroupPreemption]:
+def preemption_plan(
+    snapshot: Snapshot, *, now: float = 0.0, default: bool = True
+) -> dict[str, GroupPreemption]:
     """The groups where a pod that waits first would have pods evicted to make its room now
     (`preemptions` on this snapshot's admission decision), or is refused (`refusal`)."""
     decided = admissions(snapshot)
     return {
         group: planned
-        for group, planned in preemptions(snapshot, decided, default=default).items()
+        for group, planned in preemptions(snapshot, decided, now=now, default=default).items()
         if planned.refusal or planned.victims()
     }

@@ -211,8 +211,6 @@ def reclaims(
     *,
     leaving: Collection[str] = (),
     now: float = 0.0,
-    min_runtime: float = 0.0,
-    hard: bool = False,
     only: str | None = None,
 ) -> dict[str, GroupReclaim]:
     """Each group whose used exceeds its runtime, with its reclaim decided on this state.
@@ -222,9 +220,10 @@ def reclaims(
     over-quota pods are candidates, so a refusal (a PodDisruptionBudget) never lets an in-quota
     pod be chosen instead; a gang is a candidate only when all its running pods in the group
     may go (`classification.running_units` labels it as a whole). A group whose plan has no
-    victims is over its runtime but has nothing of its own left to evict. With `min_runtime`,
-    a candidate that started less than that many seconds before `now` (a gang: any of its
-    pods) comes after every older one, or, `hard`, is not a candidate. `only`: that group's
+    victims is over its runtime but has nothing of its own left to evict. With the config's
+    `reclaim_min_runtime`, a candidate that started less than that many seconds before `now`
+    (a gang: any of its pods) comes after every older one, or, `reclaim_min_runtime_hard`, is
+    not a candidate. `only`: that group's
     plan alone (a round planning again after each eviction need not plan every other group
     over its runtime).
     """
@@ -238,6 +237,8 @@ def reclaims(
     plans: dict[str, GroupReclaim] = {}
     width = len(accounts.names)
     covering = coverage(snapshot)
+    min_runtime = snapshot.config.reclaim_min_runtime
+    hard = snapshot.config.reclaim_min_runtime_hard
     for group in np.flatnonzero(over).tolist():
         members = [m for m in snapshot.members[group] if m.pod.scheduled]
         going = {m.pod.key for m in members if m.pod.terminating or m.pod.key in leaving}
@@ -278,11 +279,16 @@ def reclaims(
 
 
 def reclaim_plan(
-    snapshot: Snapshot, *, keep: Collection[str] = (), leaving: Collection[str] = ()
+    snapshot: Snapshot,
+    *,
+    keep: Collection[str] = (),
+    leaving: Collection[str] = (),
+    now: float = 0.0,
 ) -> dict[str, list[str]]:
     """For each group whose used exceeds its runtime: the pods to evict, in order, only ever
-    over-quota ones (`reclaims`, with the `keep` pods refused)."""
+    over-quota ones (`reclaims`, with the `keep` pods refused; `now` for the minimum run
+    time)."""
     return {
         name: [key for victim in plan.victims(keep) for key in victim.keys]
-        for name, plan in reclaims(snapshot, leaving=leaving).items()
+        for name, plan in reclaims(snapshot, leaving=leaving, now=now).items()
     }

@@ -90,8 +90,9 @@ def explain_pod(
         lines.append("pending: not bound to a node yet, so it has no capacity label")
     else:
         lines.append(f"no capacity label: {group} is outside quota")
-    lines += _reclaim(snapshot, key, group)
-    lines += _preemption(snapshot, key, group)
+    lines += _young(snapshot, key, group, now)
+    lines += _reclaim(snapshot, key, group, now)
+    lines += _preemption(snapshot, key, group, now)
     return Explanation(f"pod {key}", tuple(lines))
 
 
@@ -271,10 +272,31 @@ def _summed(snapshot: Snapshot, keys: Iterable[str]) -> dict[str, int]:
     return total
 
 
-def _reclaim(snapshot: Snapshot, key: str, group: str) -> list[str]:
+def _young(snapshot: Snapshot, key: str, group: str, now: float) -> list[str]:
+    """What the minimum run time (`reclaim_min_runtime`) does for it, while it is young."""
+    pod, config = snapshot.pod(key), snapshot.config
+    minimum = config.reclaim_min_runtime
+    if pod is None or not minimum or not pod.scheduled or not pod.preemptible:
+        return []
+    age = None if pod.start_time is None else now - pod.start_time
+    if age is not None and age >= minimum:
+        return []
+    ran = "it has not started" if age is None else f"it has run {age:.0f}s"
+    if config.reclaim_min_runtime_hard:
+        return [
+            f"protected: {ran} of the minimum run time {minimum:g}s: reclaim and preemption "
+            "never take it before then"
+        ]
+    return [
+        f"young: {ran} of the minimum run time {minimum:g}s: reclaim and preemption take it "
+        f"only after every older candidate of {group}"
+    ]
+
+
+def _reclaim(snapshot: Snapshot, key: str, group: str, now: float) -> list[str]:
     """Its place in its group's reclaim plan, if reclaim would evict it now; a gang goes
     whole, in one eviction."""
-    plan = reclaims(snapshot).get(group)
+    plan = reclaims(snapshot, now=now).get(group)
     victims = [] if plan is None else plan.victims()
     taken = next((i for i, v in enumerate(victims) if key in v.keys), None)
     if plan is None or taken is None:
@@ -296,10 +318,10 @@ def _reclaim(snapshot: Snapshot, key: str, group: str) -> list[str]:
     ]
 
 
-def _preemption(snapshot: Snapshot, key: str, group: str) -> list[str]:
+def _preemption(snapshot: Snapshot, key: str, group: str, now: float) -> list[str]:
     """The pods it would have evicted to make its room, if it waits first in its group; its
     place among them, if it would go for a more important pod."""
-    planned = preemption_plan(snapshot).get(group)
+    planned = preemption_plan(snapshot, now=now).get(group)
     if planned is None:
         return []
     victims = [k for c in planned.victims() for k in c.keys]

@@ -51,6 +51,21 @@ class EngineConfig:
 
     As Koordinator does; off, every min is kept as written."""
 
+    reclaim_min_runtime: float = 0.0
+    """Seconds a pod (or gang) must have run before reclaim or preemption takes it while an
+    older candidate of its group is left (or at all, with `reclaim_min_runtime_hard`); 0: off.
+
+    A job that has just started has the most to lose and the least done: protecting it for a
+    while spreads the evictions over the pods that have had their run."""
+
+    reclaim_min_runtime_hard: bool = False
+    """Never take a pod (or gang) that has run for less than `reclaim_min_runtime`, by reclaim
+    or by preemption, even when nothing else may go.
+
+    What it costs: a group whose guarantee is taken by young pods waits up to
+    `reclaim_min_runtime` to get it back, and a pod that would preempt them waits as long
+    (KAI's min-runtime, Volcano's cdp)."""
+
     def __post_init__(self) -> None:
         if self.system_namespaces is None:
             object.__setattr__(
