@@ -13,9 +13,10 @@ the lender's idle min. The lender's 6-CPU pod comes, and after the reclaim delay
 evictions the operator asked for, when, and how each was answered. The stories run side by side
 in one test, on one control plane (tests/control_plane/test_gating.py says why one test).
 
-Three stories borrow with a Job, and read the Job controller's own view of it: a Job of ten
+Four stories borrow with a Job, and read the Job controller's own view of it: a Job of ten
 1-CPU pods loses eight (two rounds), two more than its default backoffLimit of 6 would forgive,
-and an Indexed Job restarting OnFailure loses three of its five indexes; each Job makes every
+an Indexed Job restarting OnFailure loses three of its five indexes, and a Job made from a
+CronJob loses three of its five pods; each Job makes every
 replacement within 30 s of the eviction, behind the gate, counts no failure, and completes once
 its group has room again. A Job whose podFailurePolicy fails it on a disruption is warned of by
 kubectl when it is applied, and fails as it asks when its first pod is taken. A StatefulSet's
@@ -449,6 +450,37 @@ async def an_indexed_job_restarting_on_failure_is_spared_too(
     await story.completes_once_it_has_room(5)
 
 
+async def a_cron_jobs_job_is_spared_too(department: Department, _: Process) -> None:
+    """A Job made from a CronJob (suspended, so that its schedule makes none meanwhile) as the
+    CronJob controller makes them, owned by it: three of its five pods taken, each replaced at
+    once, no failure counted, and it completes."""
+    borrower = department.borrower
+    template = batch_job("nightly", 5, "2")
+    cron = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "nightly"},
+        "spec": {
+            "schedule": "0 3 * * *",
+            "suspend": True,
+            "jobTemplate": {"spec": template["spec"]},
+        },
+    }
+    await borrower.apply(cron)
+    await borrower.kubectl.run(
+        f"kubectl create job run-1 --from=cronjob/nightly -n {borrower.namespace}"
+    )
+    story = JobStory(department, "run-1")
+    (owner,) = borrower.cluster.get(f"/apis/batch/v1/namespaces/{borrower.namespace}/jobs/run-1")[
+        "metadata"
+    ]["ownerReferences"]
+    assert (owner["kind"], owner["name"]) == ("CronJob", "nightly"), owner
+    await eventually(lambda: len(borrower.running()) == 5, timeout=ACT, what="5 running")
+    await department.lender_comes_back()
+    await story.replaced_at_once(3)
+    await story.completes_once_it_has_room(5)
+
+
 async def a_job_that_counts_disruptions_is_warned_of_and_fails_as_it_asks(
     department: Department, _: Process
 ) -> None:
@@ -650,6 +682,7 @@ STORIES = {
     "job": (a_jobs_pods_taken_beyond_its_backoff_limit_do_not_fail_it, 8),
     "indexed": (an_indexed_job_restarting_on_failure_is_spared_too, 6),
     "strict": (a_job_that_counts_disruptions_is_warned_of_and_fails_as_it_asks, 6),
+    "cron": (a_cron_jobs_job_is_spared_too, 6),
     "gang": (a_gang_is_reclaimed_whole_or_not_at_all, 8),
     "sts": (a_statefulsets_pods_come_back_behind_the_gate, 6),
 }
