@@ -7,8 +7,10 @@
   simplification of the real strategic merge: a merge patch, except that lists of objects whose
   items all carry a merge key (`name` for containers, volumes, env, ports...; `type` for
   conditions) are merged item by item on that key, and `$patch: delete` inside such an item removes
-  it. Directives like `$setElementOrder`, `$retainKeys` and `$deleteFromPrimitiveList` are not
-  understood; no kind this product writes needs them.
+  it; `metadata.finalizers` (a list of strings with the merge strategy) is merged as a set, and
+  `$deleteFromPrimitiveList/finalizers` takes names out of it (what the Job controller and the
+  operator send). Directives like `$setElementOrder` and `$retainKeys` are not understood; no kind
+  this product writes needs them.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ STRATEGIC = "application/strategic-merge-patch+json"
 APPLY = "application/apply-patch+yaml"
 MAX_JSON_PATCH_OPERATIONS = 10000
 _MERGE_KEYS = ("name", "type")
+_DELETE_FINALIZERS = "$deleteFromPrimitiveList/finalizers"
 
 
 def media_type(content_type: str) -> str:
@@ -60,7 +63,17 @@ def strategic(target: Any, patch: Any) -> Any:
         return copy.deepcopy(patch)
     result = dict(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
+        if key == _DELETE_FINALIZERS and isinstance(value, list):
+            kept = [name for name in result.get("finalizers") or () if name not in value]
+            result["finalizers"] = kept
+            continue
         if key.startswith("$"):
+            continue
+        if key == "finalizers" and isinstance(value, list):
+            result[key] = [
+                *(result.get(key) or ()),
+                *(v for v in value if v not in (result.get(key) or ())),
+            ]
             continue
         if value is None:
             result.pop(key, None)

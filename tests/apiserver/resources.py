@@ -112,6 +112,9 @@ BUILTINS = (
     # Read by the operator (reclaim skips what a budget would not let go); no disruption
     # controller here: a test writes `status.disruptionsAllowed` itself.
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("status",)),
+    # Read by the operator before it evicts a Job's pod (operator/eq_operator/jobs.py); no Job
+    # controller here: the real control plane's tests play Jobs.
+    Resource("batch", "v1", "jobs", "Job", True, ("status",)),
 )
 
 
