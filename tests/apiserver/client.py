@@ -1,10 +1,12 @@
 """A small HTTP client of either server (the emulator, or the real one as its admin) for the
-emulator's tests: requests as a Kubernetes client sends them, and watches that end by
-themselves."""
+emulator's tests: requests as a Kubernetes client sends them, watches that end by themselves,
+and watches read as they go."""
 
 from __future__ import annotations
 
 import ssl
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
@@ -65,3 +67,16 @@ class Client:
         """Every event of a watch that ends by itself (`timeoutSeconds` or an ERROR)."""
         async with self.session.get(self.url + path, params={"watch": "true", **params}) as r:
             return [orjson.loads(line) async for line in r.content if line.strip()]
+
+    @asynccontextmanager
+    async def watching(self, path: str, **params: str) -> AsyncIterator[aiohttp.StreamReader]:
+        """A watch read line by line while the test acts. Leaving it drops the connection, as a
+        watcher that stops does: a TLS close would wait for the server's reply, which may come
+        after the test's event loop has closed, leaving the socket open."""
+        url = self.url + path
+        async with self.session.get(url, params={"watch": "true", **params}) as response:
+            try:
+                yield response.content
+            finally:
+                if response.connection is not None and response.connection.transport:
+                    response.connection.transport.abort()

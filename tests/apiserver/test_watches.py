@@ -122,8 +122,8 @@ async def test_field_selector_watch(server: Server):
 
 async def test_a_live_watch_streams_changes_as_they_happen(server: Server):
     client = server.client
-    params = {"watch": "TRUE", "resourceVersion": str(await server.version())}
-    async with client.session.get(client.url + server.pods, params=params) as response:
+    start = str(await server.version())
+    async with client.watching(server.pods, watch="TRUE", resourceVersion=start) as stream:
         await client.call("POST", server.pods, pod("live", namespace=server.apps))
-        line = await response.content.readline()
+        line = await stream.readline()
         assert b'"type":"ADDED"' in line and b'"name":"live"' in line
