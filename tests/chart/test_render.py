@@ -242,16 +242,24 @@ def test_helm_refuses_a_cluster_older_than_admission_match_conditions():
     assert done.returncode != 0 and "kubeVersion" in done.stderr
 
 
-def test_new_pods_are_gated_through_a_mutating_webhook_that_fails_open():
+def test_new_groups_and_pods_go_through_mutating_webhooks_that_fail_open():
     objects = render()
     secret = find(objects, "Secret", f"{RELEASE}-webhook-tls")
-    (hook,) = find(objects, "MutatingWebhookConfiguration")["webhooks"]
-    assert hook["clientConfig"]["service"]["path"] == "/mutate/pods"
-    assert hook["clientConfig"]["caBundle"] == secret["data"]["ca.crt"]
-    assert hook["failurePolicy"] == "Ignore" and hook["sideEffects"] == "None"
-    assert [rule["operations"] for rule in hook["rules"]] == [["CREATE"]]
-    assert "objectSelector" not in hook  # a pod that opts out of the gate keeps its pool
-    (excluded,) = hook["namespaceSelector"]["matchExpressions"]
+    groups, pods = find(objects, "MutatingWebhookConfiguration")["webhooks"]
+    paths = [hook["clientConfig"]["service"]["path"] for hook in (groups, pods)]
+    assert paths == ["/mutate/elasticquotas", "/mutate/pods"]
+    for hook in groups, pods:
+        assert hook["clientConfig"]["caBundle"] == secret["data"]["ca.crt"]
+        assert hook["failurePolicy"] == "Ignore" and hook["sideEffects"] == "None"
+        assert [rule["operations"] for rule in hook["rules"]] == [["CREATE"]]
+    # The tree id a new group inherits (its parent's): never for the operator's own groups.
+    assert groups["rules"][0]["apiGroups"] == ["scheduling.sigs.k8s.io"]
+    (skipped,) = groups["matchConditions"]
+    assert skipped["expression"] == (
+        f'request.userInfo.username != "system:serviceaccount:{NAMESPACE}:{RELEASE}-operator"'
+    )
+    assert "objectSelector" not in pods  # a pod that opts out of the gate keeps its pool
+    (excluded,) = pods["namespaceSelector"]["matchExpressions"]
     assert set(excluded["values"]) == {"kube-system", NAMESPACE}
     webhook = find(objects, "Deployment", f"{RELEASE}-webhook")
     assert env(webhook)["ELASTIC_QUOTA_GATE_PODS"] == "true"
@@ -261,7 +269,7 @@ def test_new_pods_are_gated_through_a_mutating_webhook_that_fails_open():
 
 
 def test_with_pool_affinity_off_opted_out_pods_are_not_even_sent():
-    (hook,) = find(render("pools.nodeAffinity=false"), "MutatingWebhookConfiguration")["webhooks"]
+    _, hook = find(render("pools.nodeAffinity=false"), "MutatingWebhookConfiguration")["webhooks"]
     (opt_out,) = hook["objectSelector"]["matchExpressions"]
     assert opt_out == {
         "key": "quota.scheduling.koordinator.sh/gate",
@@ -272,16 +280,17 @@ def test_with_pool_affinity_off_opted_out_pods_are_not_even_sent():
 
 def test_with_gating_off_the_mutating_webhook_keeps_pods_in_their_pool():
     objects = render("gating.enabled=false")
-    (hook,) = find(objects, "MutatingWebhookConfiguration")["webhooks"]
+    _, hook = find(objects, "MutatingWebhookConfiguration")["webhooks"]
     assert hook["clientConfig"]["service"]["path"] == "/mutate/pods"
     webhook = find(objects, "Deployment", f"{RELEASE}-webhook")
     assert env(webhook)["ELASTIC_QUOTA_GATE_PODS"] == "false"
     assert env(webhook)["ELASTIC_QUOTA_POOL_AFFINITY"] == "true"
 
 
-def test_with_gating_and_pool_affinity_off_there_is_no_mutating_webhook():
+def test_with_gating_and_pool_affinity_off_pods_are_not_sent_to_a_mutating_webhook():
     objects = render("gating.enabled=false", "pools.nodeAffinity=false")
-    assert not [o for o in objects if o["kind"] == "MutatingWebhookConfiguration"]
+    (hook,) = find(objects, "MutatingWebhookConfiguration")["webhooks"]
+    assert [rule["resources"] for rule in hook["rules"]] == [["elasticquotas"]]
 
 
 def test_a_network_policy_opens_the_webhooks_ports_and_only_them():

@@ -109,6 +109,7 @@ async def test_the_readme_quick_start_on_the_real_control_plane(
             assert audited(plane.audit_log, "create", "pods", "eviction", code=201) == 1
             await invalid_trees_are_refused_with_a_readable_message(kubectl, tmp_path)
             await a_group_with_children_cannot_be_deleted(kubectl)
+            await a_tree_written_for_koordinator_loads_unchanged(kubectl, tmp_path)
             await a_pod_waits_behind_its_gate_until_capacity_frees(kubectl, tmp_path)
             await a_finalizer_comes_off_a_pod_in_a_parent_groups_namespace(
                 kubectl, webhook, tmp_path
@@ -202,6 +203,45 @@ async def a_group_with_children_cannot_be_deleted(kubectl: Kubectl) -> None:
         "metadata.name: cannot delete a group with child groups: team-a, team-b"
     ), refused
     assert "research" in {r["NAME"] for r in rows((await kubectl.run("kubectl get eq -A")).out)}
+
+
+KOORDINATOR_TREE = """apiVersion: v1
+kind: Namespace
+metadata: {name: gpus}
+---
+apiVersion: scheduling.sigs.k8s.io/v1alpha1
+kind: ElasticQuota
+metadata:
+  name: gpus
+  namespace: gpus
+  labels:
+    quota.scheduling.koordinator.sh/is-parent: "true"
+    quota.scheduling.koordinator.sh/tree-id: gpus
+spec:
+  max: {cpu: "4", memory: 8Gi}
+---
+apiVersion: scheduling.sigs.k8s.io/v1alpha1
+kind: ElasticQuota
+metadata:
+  name: gpu-team
+  namespace: gpus
+  labels: {quota.scheduling.koordinator.sh/parent: gpus}
+spec:
+  max: {cpu: "2", memory: 4Gi}
+"""
+
+
+async def a_tree_written_for_koordinator_loads_unchanged(kubectl: Kubectl, tmp: Path) -> None:
+    """A child written without its parent's tree id, in one apply with the parent, as
+    Koordinator's mutating webhook would complete it: created, with the parent's tree id."""
+    await kubectl.run(f"kubectl apply -f {manifest(tmp, 'koordinator.yaml', KOORDINATOR_TREE)}")
+    labels = await kubectl.run("kubectl get eq gpu-team -n gpus -o jsonpath={.metadata.labels}")
+    assert json.loads(labels.out) == {
+        "quota.scheduling.koordinator.sh/parent": "gpus",
+        "quota.scheduling.koordinator.sh/tree-id": "gpus",
+    }
+    await kubectl.run("kubectl delete eq gpu-team -n gpus")
+    await kubectl.run("kubectl delete namespace gpus --wait=false")
 
 
 async def a_pod_waits_behind_its_gate_until_capacity_frees(kubectl: Kubectl, tmp: Path) -> None:

@@ -1,14 +1,16 @@
 """The tree-id rules in the review of ElasticQuota operations
 (`eq_engine.decisions.verdicts.review_quota`, docs/webhook.md, Tree ids): the default tree with a
 second one beside it (quota_tree.py's `pool`), and Koordinator's own cases of its webhook's tests.
-Each case gives the decision, the denial's message and the warnings. The same decisions over HTTPS:
-tests/webhook/test_tree_ids.py."""
+Each case gives the decision, the denial's message and the warnings; then the tree id a new group
+takes from its parent before it is judged (`inherited_tree_id`), as Koordinator's mutating
+webhook fills it in. The same decisions over HTTPS: tests/webhook/test_tree_ids.py."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from eq_engine.decisions import inherited_tree_id
 
 from tests.engine.quota_cases import (
     DELETE,
@@ -23,11 +25,13 @@ from tests.engine.quota_tree import (
     BUILTIN_NS,
     DEFAULT,
     TREE_LABEL,
+    catalog,
     edited,
     existing,
     group,
     in_tree,
     pool,
+    quota,
     tree,
 )
 from tests.realistic import P
@@ -39,6 +43,13 @@ def trees() -> list[dict[str, Any]]:
 
 
 STRAY = group("stray", parent="a100", min={"cpu": "10"})
+ANOTHER_TREE = create(
+    "a child of another tree id than its parent's",
+    group("t", parent="a100", labels=in_tree("v100")),
+    objects=trees(),
+    denied=f"ElasticQuota quotas/t: {TREE_LABEL}: tree id is 'v100', parent a100's is "
+    f"'a100': {IN_ITS_PARENTS_TREE}",
+)
 """Created while the webhook was down: under a100, without its tree id."""
 TREE_ADMISSIONS = [
     create(
@@ -47,19 +58,13 @@ TREE_ADMISSIONS = [
         objects=trees(),
     ),
     create(
-        "a child without its parent's tree id (not filled in: docs/webhook.md)",
+        "a child without its parent's tree id, judged as it came (unless defaulted first)",
         group("t", parent="a100", min={"cpu": "10"}),
         objects=trees(),
         denied=f"ElasticQuota quotas/t: {TREE_LABEL}: tree id is unset, parent a100's is 'a100': "
         + IN_ITS_PARENTS_TREE,
     ),
-    create(
-        "a child of another tree id than its parent's",
-        group("t", parent="a100", labels=in_tree("v100")),
-        objects=trees(),
-        denied=f"ElasticQuota quotas/t: {TREE_LABEL}: tree id is 'v100', parent a100's is "
-        f"'a100': {IN_ITS_PARENTS_TREE}",
-    ),
+    ANOTHER_TREE,
     create(
         "a child with a tree id under a parent of the default tree",
         group("t", parent="dept-a", labels=in_tree("a100")),
@@ -251,3 +256,70 @@ KOORDINATOR_TREE_ADMISSIONS = [
 )
 def test_an_elasticquota_operation(admission):
     assert reviewed(admission) == admission.expected
+
+
+def defaulted(new: dict[str, Any], objects: list[dict[str, Any]]) -> dict[str, Any]:
+    """`new` as the API server stores it after the mutating endpoint: with the tree id it
+    inherits, if any, among its labels."""
+    tree_id = inherited_tree_id(quota(new), catalog(*objects))
+    if tree_id is None:
+        return new
+    labels = {**new["metadata"].get("labels", {}), TREE_LABEL_KEY: tree_id}
+    return {**new, "metadata": {**new["metadata"], "labels": labels}}
+
+
+TREE_LABEL_KEY = P + "tree-id"
+PIPELINE = [
+    # quota_topology_test.go at v1.8.0: the two cases its validator denies alone, and which its
+    # mutating webhook (fillQuotaDefaultInformation) makes pass by filling the tree id in first.
+    create(
+        "Koordinator: self no tree id, under a parent of tree-1",
+        koordinator("temp", parent="parent"),
+        objects=[koordinator("parent", "tree-1")],
+    ),
+    create(
+        "Koordinator: child has no tree id (sub-3 under temp2)",
+        koordinator("sub-3", parent="temp2"),
+        objects=[koordinator("temp2", "tree-1")],
+    ),
+    create(
+        "a pool's group made without its tree id",
+        group("t", parent="a100", min={"cpu": "10"}),
+        objects=trees(),
+    ),
+    ANOTHER_TREE,  # keeps its own tree id, and is denied
+    create(
+        "a group of the default tree gets no tree id",
+        group("t", parent="empty"),
+    ),
+]
+INHERITED = [
+    ("a pool's group", group("t", parent="a100"), trees(), "a100"),
+    ("Koordinator's sub-3", koordinator("sub-3", parent="temp2"), PIPELINE[1].objects, "tree-1"),
+    ("a group that names one", group("t", parent="a100", labels=in_tree("a100")), trees(), None),
+    ("a top-level group", group("t"), trees(), None),
+    ("a group of the default tree", group("t", parent="dept-a"), trees(), None),
+    ("a group whose parent is not there", group("t", parent="nobody"), trees(), None),
+    ("a group under a built-in group", group("t", parent="koordinator-root-quota"), trees(), None),
+]
+
+
+@pytest.mark.parametrize("admission", PIPELINE, ids=[a.case for a in PIPELINE])
+def test_an_elasticquota_created_through_the_mutating_endpoint_first(admission):
+    assert admission.new is not None
+    through = Admission(
+        admission.case,
+        admission.operation,
+        new=defaulted(admission.new, admission.objects),
+        objects=admission.objects,
+    )
+    assert reviewed(through)[:2] == admission.expected[:2]
+
+
+@pytest.mark.parametrize(
+    ("new", "objects", "expected"),
+    [case[1:] for case in INHERITED],
+    ids=[case[0] for case in INHERITED],
+)
+def test_the_tree_id_a_new_group_takes_from_its_parent(new, objects, expected):
+    assert inherited_tree_id(quota(new), catalog(*objects)) == expected

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from tests.apiserver import ApiServer
 from tests.manifests import quota
+from tests.realistic import P
 from tests.webhook.conftest import (
     Certificates,
     cluster_objects,
@@ -18,6 +19,7 @@ from tests.webhook.conftest import (
 )
 
 RES = {"cpu": 10, "memory": "10Gi"}
+TREE_ID = P + "tree-id"
 STALLED = 120.0
 """Seconds the webhook's ElasticQuota watch waits for an answer: longer than the test."""
 
@@ -36,6 +38,11 @@ async def test_a_denial_is_judged_again_on_what_the_api_server_holds(
             child = quota("team-x", namespace="team-x", parent="research", min=RES, max=RES)
             answer = await webhook.review(review("CREATE", new=child))
             assert answer["allowed"], answer
+
+            api.seed(quota("gpus", is_parent=True, min=RES, max=RES, labels={TREE_ID: "gpus"}))
+            pooled = quota("team-z", namespace="team-z", parent="gpus", min=RES, max=RES)
+            patch = await webhook.mutation("/mutate/elasticquotas", review("CREATE", new=pooled))
+            assert [step["value"] for step in patch] == ["gpus"]
 
             orphan = quota("team-y", namespace="team-y", parent="nowhere", max=RES)
             answer = await webhook.review(review("CREATE", new=orphan))

@@ -1,7 +1,8 @@
 """The tree-id rules over HTTPS (docs/webhook.md, Tree ids): the webhook's cluster with a
 second tree beside the first, as Koordinator's profile controller makes one for a node pool
 (tests/engine/quota_tree.py's `pool`), and a group created under it while the webhook was down
-without its tree id. The same decisions without the round trip:
+without its tree id; and the mutating endpoint that gives a new group its parent's tree id first,
+as Koordinator's pipeline does. The same decisions without the round trip:
 tests/engine/test_reviews_tree_ids.py."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import copy
 from collections.abc import AsyncIterator
 from typing import Any
 
+import jsonpatch
 import pytest
 import pytest_asyncio
 
@@ -136,7 +138,7 @@ async def test_a_tree_id_rule_broken_is_denied_with_its_message(webhook, name, b
     assert answer["allowed"] is False
     assert answer["status"]["code"] == 403
     assert answer["status"]["message"] == message
-    assert "patch" not in answer  # validated only: the webhook fills in no tree id
+    assert "patch" not in answer  # the validating endpoint judges; it changes nothing
 
 
 @pytest.mark.parametrize(("name", "body"), ALLOWED, ids=[c[0] for c in ALLOWED])
@@ -153,3 +155,50 @@ async def test_a_settings_edit_in_a_tree_with_a_stray_child_passes_with_a_warnin
         f"ElasticQuota quotas/a100: the tree already has a problem: {TREE_LABEL}: child stray's "
         f"tree id is unset, parent a100's is 'a100': {IN_ITS_PARENTS_TREE}"
     ]
+
+
+DEFAULTS = "/mutate/elasticquotas"
+TREE_ID = P + "tree-id"
+
+
+async def test_a_group_made_without_its_parents_tree_id_is_given_it_then_admitted(webhook):
+    child = group("t", parent="a100", min={"cpu": "10"})
+    patch = await webhook.mutation(DEFAULTS, review("CREATE", new=child))
+    step = "/metadata/labels/" + TREE_ID.replace("/", "~1")
+    assert patch == [{"op": "add", "path": step, "value": "a100"}]
+    stored = jsonpatch.apply_patch(child, patch)
+    assert stored["metadata"]["labels"] == {**child["metadata"]["labels"], TREE_ID: "a100"}
+    answer = await webhook.review(review("CREATE", new=stored))
+    assert answer["allowed"] is True, answer.get("status")
+
+
+def created(**settings: Any) -> dict[str, Any]:
+    return review("CREATE", new=group("t", **settings))
+
+
+UNCHANGED = [
+    ("a group that names its tree", created(parent="a100", labels=in_tree("a100"))),
+    ("a group naming another tree", created(parent="a100", labels=in_tree("v100"))),
+    ("a group of the default tree", created(parent="dept-a")),
+    ("a top-level group", created()),
+    ("a group whose parent does not exist", created(parent="nobody")),
+    (
+        "an update (a group stays in the tree it was made in)",
+        review("UPDATE", new=edited(STRAY, min={"cpu": "5"}), old=STRAY),
+    ),
+    ("a deletion", review("DELETE", old=existing("speech"))),
+]
+
+
+@pytest.mark.parametrize(("name", "body"), UNCHANGED, ids=[c[0] for c in UNCHANGED])
+async def test_other_elasticquota_writes_pass_the_mutating_endpoint_unchanged(webhook, name, body):
+    assert await webhook.mutation(DEFAULTS, body) == []
+
+
+async def test_the_mutating_endpoint_refuses_what_is_not_an_elasticquota(webhook):
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}}
+    response = await webhook.post(DEFAULTS, review("CREATE", new=pod, namespace="a"))
+    assert response.status == 400
+    assert await response.json() == {
+        "error": "request.kind.kind: this endpoint defaults ElasticQuota, not Pod"
+    }

@@ -1,8 +1,9 @@
 """What the webhook's endpoints answer: a parsed AdmissionReview in, its response out.
 
-`validate` judges ElasticQuota and Pod writes; `gate` puts new pods behind the quota's
-scheduling gate; `warn_jobs` warns of a Job (or CronJob) whose pods reclaim takes will count as
-its failures. ("Admission" alone, in this project, is quota admission: lifting that gate,
+`validate` judges ElasticQuota and Pod writes; `default_quota` gives a new group its parent's
+tree id, as Koordinator's pipeline does before its validator; `gate` puts new pods behind the
+quota's scheduling gate; `warn_jobs` warns of a Job (or CronJob) whose pods reclaim takes will
+count as its failures. ("Admission" alone, in this project, is quota admission: lifting that gate,
 `eq_engine.decisions.admission` and the operator's `admitting.py`.)
 
 Glue only: objects are parsed by the engine, judged by `eq_engine.decisions.verdicts`, and the pods
@@ -27,6 +28,7 @@ from eq_engine.decisions import (
     Verdict,
     bound_pod_query,
     gate_exemption,
+    inherited_tree_id,
     needs_bound_pods,
     review_pod,
     review_quota,
@@ -156,6 +158,45 @@ async def _judge_quota(
     return Verdict(
         verdict.denials, tuple(f"ElasticQuota {subject.ref}: {w}" for w in verdict.warnings)
     )
+
+
+async def default_quota(
+    review: Review, *, state: ClusterState, lookups: Lookups
+) -> tuple[dict[str, Any], str]:
+    """The response to an ElasticQuota CREATE sent to the mutating endpoint, and its result for
+    the metrics: a group created without a tree id under a parent that has one is given the
+    parent's (`defaulted`), so that objects written for Koordinator load unchanged. A parent
+    the watched tree does not hold yet (`kubectl apply` of a whole tree) is looked for among the
+    ElasticQuotas the API server holds. Never a denial: the validating endpoint judges the
+    group; one that cannot be read, or a webhook that has not loaded the tree yet, goes
+    through unchanged."""
+    if review.kind != "ElasticQuota":
+        raise BadReview(
+            f"request.kind.kind: this endpoint defaults ElasticQuota, not {review.kind}"
+        )
+    if not isinstance(review, CreateReview) or not state.ready:
+        return response(review.uid, allowed=True), "allowed"
+    try:
+        new = parse_quota(cast(RawElasticQuota, review.object))
+    except ObjectError:
+        return response(review.uid, allowed=True), "unreadable"
+    catalog = state.catalog
+    if not new.tree_id and catalog.parent_of(new) not in catalog.quotas:
+        try:
+            catalog = build_catalog(await lookups.quotas(), state.config)
+        except LookupFailed as error:
+            logger.warning("defaulting on the watched tree: cannot read it again: %s", error)
+    tree_id = inherited_tree_id(new, catalog)
+    if tree_id is None:
+        return response(review.uid, allowed=True), "allowed"
+    # A group with a parent has labels: the parent is named by one.
+    patch = {"op": "add", "path": "/metadata/labels/" + _pointer(keys.TREE_ID), "value": tree_id}
+    return response(review.uid, allowed=True, patch=[patch]), "defaulted"
+
+
+def _pointer(key: str) -> str:
+    """`key` as one step of a JSON Pointer (RFC 6901)."""
+    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _review_pod(review: Review, state: ClusterState) -> Verdict:

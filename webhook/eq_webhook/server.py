@@ -1,6 +1,7 @@
 """The webhook's HTTP side: admissions over TLS, health and metrics over plain HTTP.
 
     POST https://:9443/validate/elasticquotas   AdmissionReview v1 for ElasticQuota
+    POST https://:9443/mutate/elasticquotas     the same, answered with the parent's tree id added
     POST https://:9443/validate/pods            AdmissionReview v1 for Pod
     POST https://:9443/mutate/pods              the same, answered with the admission gate added
     POST https://:9443/validate/jobs            AdmissionReview v1 for Job and CronJob: warnings
@@ -36,6 +37,8 @@ MAX_BODY = 8 * 2**20
 """Bytes: an AdmissionReview carries an object and its old version, each at most ~1.5 MiB."""
 
 _PATHS = {"ElasticQuota": "/validate/elasticquotas", "Pod": "/validate/pods"}
+DEFAULTS_PATH = "/mutate/elasticquotas"
+"""Gives a new ElasticQuota its parent's tree id (Koordinator's mutating webhook)."""
 GATE_PATH = "/mutate/pods"
 """Adds the admission gate to new pods (quota-gated scheduling)."""
 JOBS_PATH = "/validate/jobs"
@@ -89,6 +92,11 @@ def admission_app(
             return answer, "allowed" if answer["response"]["allowed"] else "denied"
 
         app.router.add_post(_PATHS[kind], _handler(kind, validate, metrics))
+
+    async def default(review: Review) -> tuple[dict[str, Any], str]:
+        return await deciding.default_quota(review, state=state, lookups=lookups)
+
+    app.router.add_post(DEFAULTS_PATH, _handler("ElasticQuota", default, metrics))
 
     async def mutate(review: Review) -> tuple[dict[str, Any], str]:
         return deciding.gate(review, state=state, enabled=gate_pods, pools=pool_affinity)

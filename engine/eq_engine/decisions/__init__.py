@@ -3,8 +3,9 @@
 Which gated pods may go and why the others wait (`admissions`), which pods give a guarantee
 back (`reclaims`, `reclaim_plan`), which make room in their group for a more important waiting
 pod (`preemptions`), which admitted gangs did not start in time (`stalled`), the webhook's
-verdicts on one ElasticQuota or Pod write (`review_quota`, `review_pod`), and which new pods
-wait behind the gate (`gate_exemption`).
+verdicts on one ElasticQuota or Pod write (`review_quota`, `review_pod`) and the tree id a new
+group takes from its parent (`inherited_tree_id`), and which new pods wait behind the gate
+(`gate_exemption`).
 
 Each reads the engine and returns frozen plans. Must not change the engine's state, and knows
 nothing of how a plan is carried out.
@@ -20,6 +21,7 @@ from .verdicts import (
     Operation,
     Verdict,
     bound_pod_query,
+    inherited_tree_id,
     needs_bound_pods,
     review_pod,
     review_quota,
@@ -41,6 +43,7 @@ __all__ = [
     "backoff",
     "bound_pod_query",
     "gate_exemption",
+    "inherited_tree_id",
     "needs_bound_pods",
     "preemption_plan",
     "preemptions",

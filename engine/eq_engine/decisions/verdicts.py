@@ -6,6 +6,9 @@ and the warnings. The checks of a group and the tree around it are `checks.py`'s
 here are those of the operation: built-in groups, names taken in another namespace, becoming
 or ceasing to be a parent, deletions, and the pod rules.
 
+`inherited_tree_id` is the one default a new group is given before it is judged: its parent's
+tree id, as Koordinator's mutating webhook fills it in.
+
 Pure: the pods a rule needs (`bound_pod_query`) are looked up by the caller and passed in.
 """
 
@@ -125,6 +128,20 @@ def review_quota(
     denials = list(_change_problems(operation, new, old, catalog, found))
     warnings = () if denials else tuple(checks.quota_warnings(new, catalog, capacity))
     return Verdict(tuple(denials), warnings)
+
+
+def inherited_tree_id(new: Quota, catalog: Catalog) -> str | None:
+    """The tree id a group created without one takes from its parent, before it is judged:
+    Koordinator's mutating webhook fills it in so (`fillQuotaDefaultInformation`, in
+    pkg/webhook/elasticquota/quota_topology.go at v1.8.0), and its validator then accepts the
+    child. None when the group names a tree id, hangs from the root or a built-in group, or its
+    parent is unknown (the validator says so) or in the default tree."""
+    if new.tree_id:
+        return None
+    parent = catalog.quotas.get(catalog.parent_of(new))
+    if parent is None or catalog.is_builtin(parent.name) or not parent.tree_id:
+        return None
+    return parent.tree_id
 
 
 def _same_place(new: Quota, old: Quota) -> bool:
