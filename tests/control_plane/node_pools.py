@@ -38,7 +38,7 @@ POOL_AFFINITY = {
 }
 DENIED = (
     "ElasticQuota team-b/team-b-spare: metadata.labels[quota.scheduling.koordinator.sh/tree-id]: "
-    "tree id is unset, parent v100's is 'v100': a group is in its parent's tree"
+    "tree id is 'a100', parent v100's is 'v100': a group is in its parent's tree"
 )
 
 
@@ -126,8 +126,9 @@ class Walkthrough:
         await self.a_group_outside_its_parents_tree_is_refused()
 
     async def a_group_outside_its_parents_tree_is_refused(self) -> None:
-        """docs/node-pools.md: a child's tree id is its parent's; the webhook names both ids."""
-        spare = {
+        """docs/node-pools.md: a child's tree id is its parent's. One made without it is given
+        it; one that names another tree is refused, the webhook naming both ids."""
+        spare: dict[str, Any] = {
             "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
             "kind": "ElasticQuota",
             "metadata": {
@@ -138,6 +139,12 @@ class Walkthrough:
             "spec": {"max": {"cpu": "128", "memory": "1Ti", GPU: "5"}},
         }
         path = self.tmp / "spare.yaml"
+        path.write_text(yaml.safe_dump(spare))
+        await self.kubectl.run(f"kubectl apply -f {path}")
+        got = "kubectl get eq team-b-spare -n team-b -o jsonpath={.metadata.labels}"
+        assert json.loads((await self.kubectl.run(got)).out)[P + "tree-id"] == "v100"
+        await self.kubectl.run(f"kubectl delete -f {path}")
+        spare["metadata"]["labels"][P + "tree-id"] = "a100"
         path.write_text(yaml.safe_dump(spare))
         result = await self.kubectl.run(f"kubectl apply -f {path}", ok=False)
         assert result.code == 1 and DENIED in " ".join(result.err.split()), result
