@@ -67,14 +67,14 @@ class Versions:
         return f"{self.kubernetes}-etcd{self.etcd.lstrip('v')}-kwok{self.kwok.lstrip('v')}"
 
 
-def _required(go_mod: Path, module: str) -> str:
+def required(go_mod: Path, module: str) -> str:
     found = re.search(rf"^\s*(?:require\s+)?{re.escape(module)} (v\S+)", go_mod.read_text(), re.M)
     if found is None:
         raise ValueError(f"{go_mod} does not require {module}")
     return found.group(1)
 
 
-def _go_directive(go_mod: Path) -> str:
+def go_directive(go_mod: Path) -> str:
     found = re.search(r"^go (\S+)$", go_mod.read_text(), re.M)
     assert found is not None, f"{go_mod} has no go directive"
     return found.group(1)
@@ -96,12 +96,12 @@ def versions(environ: Mapping[str, str] = os.environ) -> Versions:
     """The pinned versions, as the wrapper modules' go.mod files require them."""
     kubernetes = kubernetes_module(environ)
     return Versions(
-        kubernetes=_required(kubernetes / "go.mod", "k8s.io/kubernetes"),
-        etcd=_required(ETCD_MODULE / "go.mod", "go.etcd.io/etcd/server/v3"),
-        kwok=_required(KWOK_MODULE / "go.mod", "sigs.k8s.io/kwok"),
+        kubernetes=required(kubernetes / "go.mod", "k8s.io/kubernetes"),
+        etcd=required(ETCD_MODULE / "go.mod", "go.etcd.io/etcd/server/v3"),
+        kwok=required(KWOK_MODULE / "go.mod", "sigs.k8s.io/kwok"),
         go=max(
-            (_go_directive(m / "go.mod") for m in (kubernetes, ETCD_MODULE, KWOK_MODULE)),
-            key=_version_tuple,
+            (go_directive(m / "go.mod") for m in (kubernetes, ETCD_MODULE, KWOK_MODULE)),
+            key=version_tuple,
         ),
     )
 
@@ -118,7 +118,7 @@ def cache_root(environ: Mapping[str, str] = os.environ) -> Path:
     return Path(base) / "elastic-quota" / "control-plane"
 
 
-def _version_tuple(version: str) -> tuple[int, ...]:
+def version_tuple(version: str) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
 
 
@@ -136,7 +136,7 @@ def go_binary(need: str, environ: Mapping[str, str] = os.environ) -> str:
                 env={**environ, "GOTOOLCHAIN": environ.get("GOTOOLCHAIN", "local")},
             )
             have = done.stdout.strip().removeprefix("go")
-            if done.returncode == 0 and _version_tuple(have) >= _version_tuple(need):
+            if done.returncode == 0 and version_tuple(have) >= version_tuple(need):
                 return candidate
     raise GoMissing(INSTALL_GO.format(need=need.removesuffix(".0")))
 
@@ -165,7 +165,7 @@ class Built:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked(path: Path) -> Iterator[None]:
     """An exclusive lock on `path` across processes: one build at a time, others wait."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as handle:
@@ -190,14 +190,14 @@ def _kubernetes_ldflags(version: str) -> str:
     )
 
 
-def _go_env(environ: Mapping[str, str], module: Path, local: str) -> dict[str, str]:
+def go_env(environ: Mapping[str, str], module: Path, local: str) -> dict[str, str]:
     """The build's environment for `module`. Go as installed (`local`) builds every module
     whose go directive it meets; $GOTOOLCHAIN (a newer Go from the module proxy) only those
     it does not: etcd v3.6.13's grpc does not compile with Go 1.27, Kubernetes 1.37 needs it."""
-    needs = _go_directive(module / "go.mod")
+    needs = go_directive(module / "go.mod")
     toolchain = (
         "local"
-        if _version_tuple(needs) <= _version_tuple(local)
+        if version_tuple(needs) <= version_tuple(local)
         else environ.get("GOTOOLCHAIN", "local")  # never fetch a toolchain unasked
     )
     return {
@@ -208,7 +208,7 @@ def _go_env(environ: Mapping[str, str], module: Path, local: str) -> dict[str, s
     }
 
 
-def _local_go(go: str, environ: Mapping[str, str]) -> str:
+def local_go(go: str, environ: Mapping[str, str]) -> str:
     done = subprocess.run(
         [go, "env", "GOVERSION"],
         capture_output=True,
@@ -233,13 +233,13 @@ def build(environ: Mapping[str, str] = os.environ, *, quiet: bool = False) -> Bu
         return built
     go = go_binary(pinned.go, environ)
     say = (lambda _: None) if quiet else _say
-    with _locked(root / f"{pinned.key}.lock"):
+    with locked(root / f"{pinned.key}.lock"):
         if built.complete():  # another process built it while this one waited
             return built
         partial = root / f"{pinned.key}.partial-{os.getpid()}"
         shutil.rmtree(partial, ignore_errors=True)
         (partial / "bin").mkdir(parents=True)
-        local = _local_go(go, environ)
+        local = local_go(go, environ)
         say(f"building {', '.join(BINARIES)} into {built.root} (the first time takes minutes)")
         started = time.monotonic()
         seconds: dict[str, float] = {}
@@ -262,7 +262,7 @@ def build(environ: Mapping[str, str] = os.environ, *, quiet: bool = False) -> Bu
             done = subprocess.run(
                 [go, "build", "-ldflags", ldflags, "-o", str(partial / "bin" / name), package],
                 cwd=module,
-                env=_go_env(environ, module, local),
+                env=go_env(environ, module, local),
                 capture_output=True,
                 text=True,
             )
@@ -270,7 +270,7 @@ def build(environ: Mapping[str, str] = os.environ, *, quiet: bool = False) -> Bu
                 raise RuntimeError(f"go build {package} failed in {module}:\n{done.stderr}")
             seconds[name] = round(time.monotonic() - began, 1)
             say(f"built {name} in {seconds[name]:.0f} s")
-        _copy_stages(go, _go_env(environ, KWOK_MODULE, local), partial / "stages")
+        _copy_stages(go, go_env(environ, KWOK_MODULE, local), partial / "stages")
         total = round(time.monotonic() - started, 1)
         go_version = ", ".join(
             sorted(
@@ -278,7 +278,7 @@ def build(environ: Mapping[str, str] = os.environ, *, quiet: bool = False) -> Bu
                     subprocess.run(
                         [go, "env", "GOVERSION"],
                         cwd=module,
-                        env=_go_env(environ, module, local),
+                        env=go_env(environ, module, local),
                         capture_output=True,
                         text=True,
                         check=True,
@@ -298,7 +298,7 @@ def build(environ: Mapping[str, str] = os.environ, *, quiet: bool = False) -> Bu
         (partial / "built.json").write_text(json.dumps(record, indent=2) + "\n")
         shutil.rmtree(built.root, ignore_errors=True)
         partial.rename(built.root)
-        say(f"built all in {total:.0f} s ({_minutes(total)}): {built.bin}")
+        say(f"built all in {total:.0f} s ({minutes(total)}): {built.bin}")
     return built
 
 
@@ -317,6 +317,6 @@ def _copy_stages(go: str, env: Mapping[str, str], into: Path) -> None:
         shutil.copyfile(stages / stage, into / Path(stage).name)
 
 
-def _minutes(seconds: float) -> str:
+def minutes(seconds: float) -> str:
     whole = round(seconds)
     return f"{whole // 60} min {whole % 60:02d} s"
