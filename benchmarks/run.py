@@ -3,6 +3,8 @@
     python -m benchmarks.run            # all figures (about a minute on 2 cores)
     python -m benchmarks.run real-control-plane [--help]   # the product on the real control
                                         # plane (benchmarks/real_control_plane.py)
+    python -m benchmarks.run against-kueue [--help]   # Kueue's own benchmark and the product's
+                                        # run of its config, side by side (against_kueue.py)
 
 Figures: full recompute of request and runtime, incremental update after one pod event,
 `elastic-quota simulate -o json` against `json.load` of the same file, engine memory per pod.
@@ -26,7 +28,7 @@ from typing import Any, cast
 from eq_engine import QuotaEngine, parse_node, parse_pod, parse_quota
 from eq_engine.reading import RawElasticQuota, RawNode, RawPod
 
-from benchmarks import cluster, real_control_plane
+from benchmarks import against_kueue, cluster, real_control_plane
 from benchmarks.preparing import prepare
 
 HERE = Path(__file__).resolve().parent
@@ -118,6 +120,7 @@ def simulate_versus_json_load() -> tuple[float, float]:
 
 BENCHMARKS: dict[str, Callable[[list[str]], None]] = {
     "real-control-plane": real_control_plane.main,
+    "against-kueue": against_kueue.main,
 }
 """The named benchmarks, each with arguments of its own; none named: the engine's figures."""
 
