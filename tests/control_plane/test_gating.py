@@ -612,7 +612,6 @@ async def a_gang_the_nodes_cannot_hold_is_requeued_and_others_run_meanwhile(
     await others.apply(
         slotted(job("fill", others.namespace, parallelism=3, completions=3, cpu="1"))
     )
-    await others.run(others.admitted(), timeout=ACT)
     await eventually(lambda: len(others.running()) == 3, timeout=ACT, what="fill running")
     assert owner.waiting() and not owner.running()
 
