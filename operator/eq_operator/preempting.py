@@ -77,17 +77,12 @@ class Preempter:
     def _plans(
         self, snapshot: Snapshot, leaving: Collection[str], only: str | None = None
     ) -> dict[str, GroupPreemption]:
-        settings = self._settings
+        settings, now = self._settings, time.time()
         return preemptions(
             snapshot,
-            admissions(
-                snapshot,
-                holding=self._holding(),
-                requeued=self._requeued(),
-                now=time.time(),
-            ),
+            admissions(snapshot, holding=self._holding(), requeued=self._requeued(), now=now),
             leaving=leaving,
-            now=time.time(),
+            now=now,
             only=only,
             default=settings.preemption,
         )

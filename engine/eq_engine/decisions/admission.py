@@ -310,14 +310,12 @@ def admissions(
             )
             unready = gang_unready(snapshot, gang.key, members)
             requeue = (requeued or {}).get(gang.key)
-            if requeue is not None and requeue.until > now and unready is None:
-                backing = Wait(Cause.REQUEUED, _backing_off(gang.name, requeue))
-                waiting.update((m.pod.key, backing) for m in members)
-                names = [accounts.tree.groups[m.group].name for m in members]
-                _add(counts, {name: names.count(name) for name in names})
-                _add(gang_counts, dict.fromkeys(names, 1))
-                continue
-            if unready is None:
+            outside: Wait | None = None  # the whole gang waits without a place in the queue
+            if unready is not None:
+                outside = Wait(Cause.GANG, unready)
+            elif requeue is not None and requeue.until > now:
+                outside = Wait(Cause.REQUEUED, _backing_off(gang.name, requeue))
+            if outside is None:
                 entry = Entry(
                     tuple((m.pod, m.request) for m in members),
                     gang.name,
@@ -325,8 +323,7 @@ def admissions(
                 )
                 queued.setdefault(member.group, []).append(entry)
             else:
-                unjudged = Wait(Cause.GANG, unready)
-                waiting.update((m.pod.key, unjudged) for m in members)
+                waiting.update((m.pod.key, outside) for m in members)
                 names = [accounts.tree.groups[m.group].name for m in members]
                 _add(counts, {name: names.count(name) for name in names})
                 _add(gang_counts, dict.fromkeys(names, 1))
