@@ -121,12 +121,20 @@ async def _review_quota(review: Review, state: ClusterState, lookups: Lookups) -
     verdict = await _judge_quota(review, new, old, subject, state.catalog, state, lookups)
     if verdict.allowed:
         return verdict
-    try:
-        held = build_catalog(await lookups.quotas(), state.config)
-    except LookupFailed as error:
-        logger.warning("denying on the watched tree: cannot read it again: %s", error)
+    held = await _held(state, lookups, instead="denying")
+    if held is None:
         return verdict
     return await _judge_quota(review, new, old, subject, held, state, lookups)
+
+
+async def _held(state: ClusterState, lookups: Lookups, *, instead: str) -> Catalog | None:
+    """The tree as the API server holds it now (the watched copy may lag: see the module), or
+    None when it cannot answer; `instead`: what is then done on the watched copy, for the log."""
+    try:
+        return build_catalog(await lookups.quotas(), state.config)
+    except LookupFailed as error:
+        logger.warning("%s on the watched tree: cannot read it again: %s", instead, error)
+        return None
 
 
 async def _judge_quota(
@@ -182,10 +190,8 @@ async def default_quota(
         return response(review.uid, allowed=True), "unreadable"
     catalog = state.catalog
     if not new.tree_id and catalog.parent_of(new) not in catalog.quotas:
-        try:
-            catalog = build_catalog(await lookups.quotas(), state.config)
-        except LookupFailed as error:
-            logger.warning("defaulting on the watched tree: cannot read it again: %s", error)
+        held = await _held(state, lookups, instead="defaulting")
+        catalog = catalog if held is None else held
     tree_id = inherited_tree_id(new, catalog)
     if tree_id is None:
         return response(review.uid, allowed=True), "allowed"
