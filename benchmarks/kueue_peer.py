@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from benchmarks.kueue_shape import Figures, Shape
+from benchmarks.scale import cpu_times, rss_mib
 from scripts.control_plane.build import Built
 from scripts.control_plane.peers import BuiltPeer
 
@@ -48,18 +49,10 @@ def _descendants(pid: int) -> list[int]:
 def _usage(pid: int) -> tuple[str, float, float] | None:
     """(name, CPU seconds, peak RSS MiB) of a live process; None once it is gone."""
     try:
-        stat = (Path(f"/proc/{pid}") / "stat").read_text()
-        status = (Path(f"/proc/{pid}") / "status").read_text()
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+        return name, sum(cpu_times(pid)), rss_mib(pid, "VmHWM")
     except OSError:
         return None
-    name = stat.split("(", 1)[1].rsplit(")", 1)[0]
-    fields = stat.rsplit(")", 1)[1].split()
-    cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    peak = next(
-        (int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmHWM:")),
-        0.0,
-    )
-    return name, cpu, peak
 
 
 class Sampler(threading.Thread):

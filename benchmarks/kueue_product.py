@@ -24,7 +24,7 @@ from typing import Any
 from eq_engine.model import keys, queues
 
 from benchmarks.kueue_shape import Figures, Queue, Shape, WorkloadClass
-from benchmarks.real_control_plane import QUOTAS, Api, pid, together
+from benchmarks.real_control_plane import QUOTAS, Api, make_namespaces, pid, together
 from benchmarks.scale import cpu_times, rss_mib
 from scripts.control_plane.build import Built
 from scripts.control_plane.plane import ControlPlane
@@ -103,7 +103,7 @@ class Run:
             workload.admitted = workload.scheduled = None
             self._later(0, self._create(workload))  # under its new name from now on
 
-    def _later(self, seconds: float, call: Any) -> None:
+    def _later(self, seconds: float, call: Awaitable[object]) -> None:
         async def run() -> None:
             await asyncio.sleep(seconds)
             await call
@@ -227,11 +227,7 @@ def _group(
 
 async def _objects(api: Api, shape: Shape, policy: str) -> None:
     """The namespaces, the PriorityClasses and the tree."""
-    namespaces = [PARENTS, *(q.name for q in shape.queues)]
-    await together(
-        api.send("POST", "/api/v1/namespaces", {"metadata": {"name": n}}, want=201)
-        for n in namespaces
-    )
+    await make_namespaces(api, [PARENTS, *(q.name for q in shape.queues)])
     await together(
         api.send(
             "POST",
@@ -254,13 +250,6 @@ async def _objects(api: Api, shape: Shape, policy: str) -> None:
         )
         for q in shape.queues
     )
-    while True:  # the ServiceAccount admission plugin refuses pods until `default` exists
-        accounts, _ = await api.items(
-            "/api/v1/serviceaccounts?fieldSelector=metadata.name%3Ddefault"
-        )
-        if set(namespaces) <= {a["metadata"]["namespace"] for a in accounts}:
-            return
-        await asyncio.sleep(0.5)
 
 
 async def run_product(

@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from benchmarks.real_control_plane import percentiles
+
 
 @dataclass(frozen=True)
 class WorkloadClass:
@@ -119,11 +121,10 @@ class Figures:
 
 
 def _seconds(values: list[float]) -> str:
-    if not values:
-        return "-"
-    ordered = sorted(values)
-    p50 = ordered[len(ordered) // 2]
-    p90 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))]
+    """Mean, p50 and p90."""
+    if len(values) < 2:
+        return f"{values[0]:6.1f}" if values else "-"
+    p50, p90, _ = percentiles(values)
     return f"{statistics.fmean(values):6.1f} {p50:6.1f} {p90:6.1f}"
 
 

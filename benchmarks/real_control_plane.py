@@ -243,23 +243,27 @@ def pod(name: str, namespace: str, *, node: str | None = None, **labels: str) ->
     }
 
 
-async def seed(api: Api, pods: int, nodes: int) -> None:
-    """The groups, their namespaces, and `pods` pods spread over the sub-teams and bound to the
-    nodes (the webhook gates no bound pod), all running."""
-    made = quotas()
-    namespaces = sorted({q["metadata"]["namespace"] for q in made})
+async def make_namespaces(api: Api, namespaces: list[str]) -> None:
+    """The namespaces, ready for pods: the ServiceAccount admission plugin refuses pods until a
+    namespace's `default` account exists."""
     await together(
         api.send("POST", "/api/v1/namespaces", {"metadata": {"name": n}}, want=201)
         for n in namespaces
     )
-    # The ServiceAccount admission plugin refuses pods until the namespace's `default` exists.
     while True:
         accounts, _ = await api.items(
             "/api/v1/serviceaccounts?fieldSelector=metadata.name%3Ddefault"
         )
         if set(namespaces) <= {a["metadata"]["namespace"] for a in accounts}:
-            break
+            return
         await asyncio.sleep(0.5)
+
+
+async def seed(api: Api, pods: int, nodes: int) -> None:
+    """The groups, their namespaces, and `pods` pods spread over the sub-teams and bound to the
+    nodes (the webhook gates no bound pod), all running."""
+    made = quotas()
+    await make_namespaces(api, sorted({q["metadata"]["namespace"] for q in made}))
     by_depth: dict[int, list[dict[str, Any]]] = {}
     for quota in made:  # the webhook refuses a group whose parent does not exist yet
         by_depth.setdefault(quota["metadata"]["name"].count("-"), []).append(quota)
