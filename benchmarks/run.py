@@ -5,6 +5,8 @@
                                         # plane (benchmarks/real_control_plane.py)
     python -m benchmarks.run against-kueue [--help]   # Kueue's own benchmark and the product's
                                         # run of its config, side by side (against_kueue.py)
+    python -m benchmarks.run against-koordinator [--help]   # koord-scheduler and the product
+                                        # given the same trees and pods (against_koordinator.py)
 
 Figures: full recompute of request and runtime, incremental update after one pod event,
 `elastic-quota simulate -o json` against `json.load` of the same file, engine memory per pod.
@@ -28,7 +30,7 @@ from typing import Any, cast
 from eq_engine import QuotaEngine, parse_node, parse_pod, parse_quota
 from eq_engine.reading import RawElasticQuota, RawNode, RawPod
 
-from benchmarks import against_kueue, cluster, real_control_plane
+from benchmarks import against_koordinator, against_kueue, cluster, real_control_plane
 from benchmarks.preparing import prepare
 
 HERE = Path(__file__).resolve().parent
@@ -121,6 +123,7 @@ def simulate_versus_json_load() -> tuple[float, float]:
 BENCHMARKS: dict[str, Callable[[list[str]], None]] = {
     "real-control-plane": real_control_plane.main,
     "against-kueue": against_kueue.main,
+    "against-koordinator": against_koordinator.main,
 }
 """The named benchmarks, each with arguments of its own; none named: the engine's figures."""
 

@@ -378,7 +378,7 @@ class ControlPlane:
             renew("kwok_port"),
         )
 
-    def _wait(self, components: Iterable[Component], timeout: float) -> None:
+    def wait_ready(self, components: Iterable[Component], timeout: float) -> None:
         """Until every probe passes; a component that exits is restarted once if its port was
         taken meanwhile, else the wait fails at once with its log."""
         waiting = list(components)
@@ -432,7 +432,7 @@ class ControlPlane:
         for component in components:
             component.start()
             self._running.append(component)
-        self._wait(components, timeout)
+        self.wait_ready(components, timeout)
 
     def _create_nodes(self) -> None:
         for index in range(self.nodes):
