@@ -39,9 +39,12 @@ def add(
     default: Any,
     help: str,
     type: Callable[[str], Any] = str,
+    suppress: bool = False,
     **kwargs: Any,
 ) -> None:
-    """`group.add_argument` whose default comes from the flag's environment variable."""
+    """`group.add_argument` whose default comes from the flag's environment variable; with
+    `suppress`, no default: a command's copy of an option the main parser has, which must not
+    overwrite what the main parser read (`kubectl eq -n NS explain ...`)."""
     variable = env_name(flag)
     value = default
     raw = os.environ.get(variable)
@@ -56,6 +59,8 @@ def add(
         kwargs.setdefault("metavar", variable.removeprefix(ENV_PREFIX))
     if type is boolean:  # `--dry-run` alone means true; `--dry-run=false` too; `--no-dry-run`
         kwargs.update(nargs="?", const=True, metavar="BOOL")
+    if suppress:
+        value = argparse.SUPPRESS
     action = group.add_argument(flag, default=value, type=type, help=help, **kwargs)
     if type is boolean:
         off = "--no-" + flag.removeprefix("--")
@@ -70,6 +75,7 @@ def add_fields(
     *,
     renamed: Mapping[str, str] | None = None,
     only: Collection[str] | None = None,
+    suppress: bool = False,
 ) -> None:
     """One flag per field of the dataclass `settings` (but nested settings, and only `only`):
     `--` and the field's name with dashes, or its name in `renamed` (field -> flag, no dashes).
@@ -97,6 +103,7 @@ def add_fields(
             default=_default(field),
             help=text,
             type=convert,
+            suppress=suppress,
             dest=_dest(settings, field.name),
             **({"metavar": metavar} if metavar else {}),
         )
@@ -118,12 +125,25 @@ def read(settings: type[T], args: argparse.Namespace, **nested: Any) -> T:
     return settings(**values(settings, args), **nested)
 
 
-def add_engine_arguments(parser: argparse.ArgumentParser, *, algorithm: bool = True) -> None:
+def add_engine_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    algorithm: bool = True,
+    renamed: Mapping[str, str] | None = None,
+    suppress: bool = False,
+) -> None:
     """The built-in groups' flags and, if the command computes runtimes, the algorithm's."""
     groups = parser.add_argument_group("quota groups")
-    add_fields(groups, EngineConfig, only=_BUILT_IN_GROUPS)
+    add_fields(groups, EngineConfig, only=_BUILT_IN_GROUPS, renamed=renamed, suppress=suppress)
     if algorithm:
-        add_fields(parser.add_argument_group("algorithm"), EngineConfig, only=_ALGORITHM)
+        algorithms = parser.add_argument_group("algorithm")
+        add_fields(algorithms, EngineConfig, only=_ALGORITHM, suppress=suppress)
+
+
+QUOTA_NAMESPACE = {"namespace": "quota-namespace"}
+"""`renamed` for the commands whose `-n/--namespace` is, as in kubectl, the namespace of the
+objects asked about (`simulate`, `kubectl eq`): there the built-in groups' is
+`--quota-namespace`."""
 
 
 def engine_config(args: argparse.Namespace) -> EngineConfig:
@@ -162,21 +182,23 @@ def resources(text: str) -> dict[str, int] | None:
     return capacity
 
 
-def add_kubeconfig_argument(group: Any) -> None:
+def add_kubeconfig_argument(group: Any, *, suppress: bool = False) -> None:
     add(
         group,
         "--kubeconfig",
         default=None,
         help="kubeconfig to use outside a cluster (inside: the service account)",
+        suppress=suppress,
     )
 
 
-def add_tree_argument(group: Any) -> None:
+def add_tree_argument(group: Any, *, suppress: bool = False) -> None:
     """`--tree ID`: `simulate`'s and `kubectl eq tree`'s choice of one quota tree to show (what
     to print, not a setting: no environment variable)."""
     group.add_argument(
         "--tree",
         metavar="ID",
+        default=argparse.SUPPRESS if suppress else None,
         help='only this quota tree: a node pool\'s tree id, or `default` (or "") for the '
         "default tree; default: every tree",
     )

@@ -74,10 +74,16 @@ def parser() -> argparse.ArgumentParser:
     why = sim.add_mutually_exclusive_group()
     why.add_argument(
         "--explain",
-        nargs=2,
-        metavar=("pod|group", "NAME"),
-        help="why: `pod NAMESPACE/NAME` (its group, label, wait, eviction) or `group NAME` "
-        "(how its runtime is reached, who lends and borrows)",
+        nargs="+",
+        metavar="TYPE NAME",
+        help="why: `pod NAME` with -n, `pod/NAME` or `NAMESPACE/NAME` (its group, label, wait, "
+        "eviction) or `group NAME` (how its runtime is reached, who lends and borrows)",
+    )
+    sim.add_argument(
+        "-n",
+        "--namespace",
+        default="default",
+        help="the namespace of the pod --explain names without one (default: default)",
     )
     why.add_argument(
         "--what-if",
@@ -85,7 +91,7 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         help="the difference these objects make, applied over the -f ones (repeatable)",
     )
-    flags.add_engine_arguments(sim)
+    flags.add_engine_arguments(sim, renamed=flags.QUOTA_NAMESPACE)
     _webhook_parser(commands)
     _operator_parser(commands)
     return main
@@ -237,6 +243,7 @@ def _simulate(args: argparse.Namespace) -> int:
     # alone, and the operator's and the webhook's starts would pay for them.
     from .explaining import explain, render_explanation, render_what_if
     from .loading import LoadError, load
+    from .targets import TargetError, target
 
     if args.tree is not None and (args.what_if or args.explain):
         parser().error("--tree: shows one tree of the report, not with --explain or --what-if")
@@ -268,11 +275,12 @@ def _simulate(args: argparse.Namespace) -> int:
         return 0
     report = simulate(objects, capacity=args.capacity, config=config)
     if args.explain:
-        kind = args.explain[0]
-        if kind not in ("pod", "group"):
-            parser().error(f"--explain: expected pod or group, not {kind!r}")
         try:
-            explanation = explain(report, args.explain)
+            wanted = target(args.explain, args.namespace)
+        except TargetError as error:
+            parser().error(f"--explain: {error}")
+        try:
+            explanation = explain(report, [wanted.kind, wanted.name])
         except KeyError as error:
             print(f"elastic-quota: error: {error.args[0]}", file=sys.stderr)
             return 1

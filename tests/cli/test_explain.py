@@ -221,3 +221,23 @@ def test_a_young_pod_says_what_the_minimum_run_time_does_for_it(tmp_path, hard, 
     pattern = re.escape(said).replace(re.escape("{}"), r"(\d+)")
     (ran,) = [int(m[1]) for line in lines if (m := re.fullmatch(pattern, line))]
     assert 60 <= ran < 600, lines  # from its start to the command's own clock
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ("pod", "a4", "-n", "team-a"),
+        ("pod/a4", "--namespace", "team-a"),
+        ("team-a/a4",),
+        ("pods", "team-a/a4"),
+    ],
+)
+def test_a_pod_is_named_as_kubectl_names_it(tmp_path, words):
+    assert explain(tmp_path, *words) == explain(tmp_path, "pod", "team-a/a4")
+
+
+def test_a_pod_named_without_a_namespace_is_in_default(tmp_path):
+    path = write(tmp_path, "cluster.yaml", *cluster())
+    result = simulate("-f", path, "--explain", "pod", "a4")
+    assert result.returncode == 1
+    assert result.stderr == "elastic-quota: error: no pod default/a4 (or it has finished)\n"
