@@ -11,7 +11,9 @@ from kubernetes_asyncio import client, config
 from .preflight import PreflightError, credentials
 
 
-async def connect(kubeconfig: str | None, component: str) -> client.ApiClient:
+async def connect(
+    kubeconfig: str | None, component: str, *, context: str | None = None
+) -> client.ApiClient:
     """In a cluster, the pod's service account; elsewhere, the kubeconfig (default: ~/.kube).
 
     Requests carry `User-Agent: elastic-quota/VERSION (COMPONENT)`, so that audit logs and API
@@ -21,7 +23,7 @@ async def connect(kubeconfig: str | None, component: str) -> client.ApiClient:
         if kubeconfig is None and config.incluster_config.SERVICE_HOST_ENV_NAME in os.environ:
             config.load_incluster_config()  # type: ignore[no-untyped-call]
         else:
-            await config.load_kube_config(config_file=kubeconfig)
+            await config.load_kube_config(config_file=kubeconfig, context=context)
     # a file that is there but is no usable kubeconfig: a wrong key, no YAML, empty (TypeError)
     except (config.ConfigException, yaml.YAMLError, TypeError) as error:
         where = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
@@ -31,3 +33,16 @@ async def connect(kubeconfig: str | None, component: str) -> client.ApiClient:
     api = client.ApiClient()
     api.user_agent = f"elastic-quota/{metadata.version('elastic-quota')} ({component})"
     return api
+
+
+def context_namespace(kubeconfig: str | None, context: str | None) -> str:
+    """The namespace of the kubeconfig's context (`context`, else the current one), as kubectl
+    defaults `-n` to it; `default` where it names none or there is no kubeconfig to read."""
+    try:
+        contexts, current = config.list_kube_config_contexts(config_file=kubeconfig)
+    except (config.ConfigException, yaml.YAMLError, TypeError, OSError):
+        return "default"  # connecting says what is wrong with the file
+    chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
+    if context and chosen is None:
+        raise PreflightError(f'context "{context}" does not exist')
+    return str(((chosen or {}).get("context") or {}).get("namespace") or "default")

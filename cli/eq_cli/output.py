@@ -1,4 +1,4 @@
-"""The three renderings of a simulation report: json, table and tree."""
+"""The renderings of a simulation report: json, table, tree, and `kubectl eq`'s wide table."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from eq_engine import GroupStatus, ResourceList, format_resource_list
+from eq_engine import GroupStatus, ResourceList, format_quantity, format_resource_list
 
 from .display import ROUNDED, readable
 from .simulate import GangResult, Report, Waiting
@@ -134,6 +134,30 @@ def as_table(report: Report) -> str:
     for head, group_rows in zip(_tree_heads(report, groups), rows, strict=True):
         lines += head + [line(row) for row in group_rows]
     return "\n".join(lines) + "\n" + _footer(report)
+
+
+def as_wide(report: Report) -> str:
+    """`kubectl eq tree -o wide`: the table with every column, as kubectl's wide adds them: each
+    group's namespace, parent, tree and shared weight, and every quantity exact."""
+    header = ("NAMESPACE", "GROUP", "PARENT", "TREE", "RESOURCE", "MIN", "MAX", "WEIGHT")
+    rows = [(*header, *(c.upper() for c in COLUMNS[2:]))]
+    for g in sorted(report.groups, key=lambda g: g.tree):
+        for r in _resources(g):
+            values = (g.min, g.max, g.shared_weight, g.request, g.runtime, g.used)
+            exact = [_exact(v, r) for v in values]
+            rows.append((g.namespace, g.name, g.parent or NOT_SET, g.tree or NOT_SET, r, *exact))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "".join(
+        "   ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        + "\n"
+        for row in rows
+    )
+
+
+def _exact(values: ResourceList | None, resource: str) -> str:
+    if values is None:
+        return UNLIMITED
+    return format_quantity(resource, values[resource]) if resource in values else NOT_SET
 
 
 def as_tree(report: Report) -> str:

@@ -1,5 +1,5 @@
-"""The parts of a report the commands show: one quota tree (`--tree`), or one group and those
-below it (`kubectl eq tree GROUP`)."""
+"""The parts of a report the commands show: one quota tree (`--tree`), one group and those
+below it (`kubectl eq tree GROUP`), or the groups of one namespace (`kubectl eq tree -n NS`)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,18 @@ def subtree(report: Report, group: str) -> Report:
     """The report on `group` and the groups below it; KeyError if there is no such group."""
     if group not in report.depth:
         raise KeyError(f"no group {group}")
+    return _restricted(report, _below(report, group))
+
+
+def in_namespace(report: Report, namespace: str) -> Report:
+    """The report on the groups whose objects are in `namespace`, each drawn with the groups
+    below it (wherever those are): what a namespace's team owns."""
+    tops = [g.name for g in report.groups if g.namespace == namespace]
+    kept = set().union(*(_below(report, top) for top in tops)) if tops else set()
+    return _restricted(report, kept)
+
+
+def _below(report: Report, group: str) -> set[str]:
     parents = {status.name: status.parent for status in report.groups}
     kept = set()
     for name in parents:
@@ -28,7 +40,7 @@ def subtree(report: Report, group: str) -> Report:
             ancestor = parents.get(ancestor)
         if ancestor == group:
             kept.add(name)
-    return _restricted(report, kept)
+    return kept
 
 
 def _restricted(report: Report, kept: set[str]) -> Report:

@@ -45,7 +45,6 @@ MERGE = "application/merge-patch+json"
 """The content type of a JSON merge patch (RFC 7386): what it holds is set, a `null` removes."""
 
 _WRITE_TIMEOUT = aiohttp.ClientTimeout(total=WRITE_TIMEOUT)
-_LIST_TIMEOUT = aiohttp.ClientTimeout(total=LIST_TIMEOUT)
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9._~/-]*").fullmatch
 """A path that needs no percent-encoding: every object name the API server accepts (a DNS
 subdomain) makes one."""
@@ -84,10 +83,17 @@ class Http:
     is never read, as client-go never reads it."""
 
     def __init__(
-        self, api: client.ApiClient, observe: Callable[[str, int, float], None] | None = None
+        self,
+        api: client.ApiClient,
+        observe: Callable[[str, int, float], None] | None = None,
+        *,
+        read_timeout: float = LIST_TIMEOUT,
     ) -> None:
         self._api = api
         self._observe = observe
+        self._read_timeout = aiohttp.ClientTimeout(total=read_timeout or None)
+        """What one GET (a LIST page) may take end to end; 0: no limit (kubectl's
+        `--request-timeout`)."""
         """Told of every request: its method, status (0: no answer) and seconds to answer."""
         rest, configuration = api.rest_client, api.configuration
         host = str(configuration.host)
@@ -194,7 +200,7 @@ class Http:
     async def get_json(
         self, path: str, params: Mapping[str, str], decode: Decode = orjson.loads
     ) -> dict[str, Any]:
-        response = await self._get(path, params, _LIST_TIMEOUT)
+        response = await self._get(path, params, self._read_timeout)
         async with response:
             data: dict[str, Any] = decode(await response.read())
         return data

@@ -53,13 +53,11 @@ async def test_a_group_of_another_tree_and_an_unknown_tree_are_one_line(tmp_path
         server.seed(*live())
         other = await kubectl(server, tmp_path, "tree", "team-a-a100", "--tree", V100)
         assert other.returncode == 1
-        assert other.stderr.strip() == (
-            f"kubectl eq: error: group team-a-a100 is in tree {A100}, not {V100}"
-        )
+        assert other.stderr.strip() == (f"error: group team-a-a100 is in tree {A100}, not {V100}")
         unknown = await kubectl(server, tmp_path, "tree", "--tree", "h100")
         assert unknown.returncode == 1
         assert unknown.stderr.strip() == (
-            f"kubectl eq: error: no tree 'h100': the trees are default (or \"\"), {V100}, {A100}"
+            f"error: no tree 'h100': the trees are default (or \"\"), {V100}, {A100}"
         )
         subtree = await kubectl(server, tmp_path, "tree", "team-a-a100", "--tree", A100)
         assert subtree.returncode == 0, subtree.stderr

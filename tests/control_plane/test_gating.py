@@ -606,7 +606,9 @@ async def a_gang_the_nodes_cannot_hold_is_requeued_and_others_run_meanwhile(
         **plugin.env,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
     }
-    explained = await plugin.run(f"kubectl eq explain pod {owner.namespace}/{owner.waiting()[0]}")
+    explained = await plugin.run(
+        f"kubectl eq explain pod {owner.waiting()[0]} -n {owner.namespace}"
+    )
     assert f"requeued: gang {owner.namespace}/train, once for not starting in time" in explained.out
     # Meanwhile the room it held is another group's: its 3 slotted pods run.
     await others.apply(
