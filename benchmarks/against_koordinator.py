@@ -39,7 +39,7 @@ from eq_engine.model import format_resource_list, keys, resource_list
 
 from benchmarks import koordinator_trees as trees
 from benchmarks.koordinator_peer import SCHEDULER, KoordScheduler
-from benchmarks.real_control_plane import QUOTAS, Api, make_namespaces, together
+from benchmarks.real_control_plane import QUOTAS, Api, Unexpected, make_namespaces, together
 from scripts.control_plane.build import Built, build
 from scripts.control_plane.peers import build_peer
 from scripts.control_plane.plane import COMPONENTS, ControlPlane
@@ -341,8 +341,8 @@ async def _exists(api: Api, path: str, timeout: float = 60.0) -> None:
         try:
             await api.send("GET", path)
             return
-        except RuntimeError:
-            if time.monotonic() > deadline:
+        except Unexpected as answer:
+            if answer.status != 404 or time.monotonic() > deadline:
                 raise
             await asyncio.sleep(0.2)
 

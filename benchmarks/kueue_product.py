@@ -24,7 +24,7 @@ from typing import Any
 from eq_engine.model import keys, queues
 
 from benchmarks.kueue_shape import Figures, Queue, Shape, WorkloadClass
-from benchmarks.real_control_plane import QUOTAS, Api, make_namespaces, pid, together
+from benchmarks.real_control_plane import QUOTAS, Api, Unexpected, make_namespaces, pid, together
 from benchmarks.scale import cpu_times, rss_mib
 from scripts.control_plane.build import Built
 from scripts.control_plane.plane import ControlPlane
@@ -128,7 +128,12 @@ class Run:
             return
         workload.finishing = True
         path = f"/api/v1/namespaces/{workload.queue.name}/pods/{workload.pod}"
-        await self.api.send("DELETE", path, {"gracePeriodSeconds": 0})
+        try:
+            await self.api.send("DELETE", path, {"gracePeriodSeconds": 0})
+        except Unexpected as answer:
+            if answer.status != 404:
+                raise
+            workload.finishing = False  # evicted just before: its DELETED event is an eviction
 
     async def report_progress(self, every: float = 15.0) -> None:
         while True:

@@ -95,6 +95,14 @@ TRACED_POLICY = {
 (its creation, the operator's requests, the scheduler's binding) is then in one log."""
 
 
+class Unexpected(RuntimeError):
+    """An answer other than the one wanted, with its status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class Api:
     """The control plane's API as its admin, over one pool of kept-alive connections."""
 
@@ -117,7 +125,9 @@ class Api:
         ) as response:
             raw = await response.read()
             if response.status != want:
-                raise RuntimeError(f"{method} {path}: {response.status} {raw[:500]!r}")
+                raise Unexpected(
+                    response.status, f"{method} {path}: {response.status} {raw[:500]!r}"
+                )
         answer: dict[str, Any] = orjson.loads(raw)
         return answer
 
