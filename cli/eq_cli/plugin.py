@@ -106,7 +106,7 @@ def _options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         type=_duration,
         default=argparse.SUPPRESS if suppress else _duration("0"),
         metavar="DURATION",
-        help="how long one request to the API server may take (1s, 2m, 3h; 0: no limit)",
+        help="how long one request to the API server may take (30s, 2m, 1m30s; 0: no limit)",
     )
     kube.add_argument(
         "-o",
@@ -126,12 +126,18 @@ def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPars
     return {}
 
 
+_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
+_PART = r"(\d+(?:\.\d+)?)(ms|h|m|s)"
+
+
 def _duration(text: str) -> float:
-    """kubectl's `--request-timeout`: a number of seconds, or one with a unit (s, m, h)."""
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)(s|m|h)?", text.strip())
-    if match is None:
+    """kubectl's `--request-timeout`: seconds (`30`), or a Go duration (`30s`, `2m`, `1m30s`)."""
+    text = text.strip()
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        return float(text)
+    if not re.fullmatch(f"(?:{_PART})+", text):
         raise argparse.ArgumentTypeError(f"{text!r}: expected a duration such as 30s, 2m or 0")
-    return float(match[1]) * {"": 1, "s": 1, "m": 60, "h": 3600}[match[2] or ""]
+    return sum(float(amount) * _UNITS[unit] for amount, unit in re.findall(_PART, text))
 
 
 def parser() -> argparse.ArgumentParser:
