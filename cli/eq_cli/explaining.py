@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 
 from eq_engine import EngineConfig, ResourceList
 from eq_engine.explaining import Explanation, explain_group, explain_pod, what_if
 
 from .loading import Objects
+from .output import document
 from .pools import WhatIfObjects, what_if_roots
 from .simulate import Report
 
@@ -27,8 +27,8 @@ def explain(report: Report, what: list[str]) -> Explanation:
 
 
 def render_explanation(explanation: Explanation, output: str) -> str:
-    if output == "json":
-        return json.dumps({"subject": explanation.subject, "lines": explanation.lines}) + "\n"
+    if output in ("json", "yaml"):
+        return document({"subject": explanation.subject, "lines": explanation.lines}, output)
     return f"{explanation}\n"
 
 
@@ -55,6 +55,6 @@ def render_what_if(
             if v.split(" ")[1] not in compared.written or v.split(" ")[2] == "denied:"
         ]
         difference = dataclasses.replace(difference, verdicts=tuple(verdicts))
-    if output == "json":
-        return json.dumps({"lines": difference.lines()}) + "\n"
+    if output in ("json", "yaml"):
+        return document({"lines": difference.lines()}, output)
     return "".join(f"{line}\n" for line in difference.lines())

@@ -381,8 +381,23 @@ def _footer(report: Report, *, width: int = sys.maxsize, waiting: bool = True) -
     return "\n" + "\n".join(lines) + "\n"
 
 
+def as_yaml(report: Report) -> str:
+    """The JSON document as YAML, as kubectl's `-o yaml` is its `-o json`."""
+    return document(json.loads(as_json(report)), "yaml")
+
+
+def document(value: Any, output: str) -> str:
+    """A command's answer as `-o json` or `-o yaml` prints it."""
+    if output == "yaml":
+        import yaml  # only where asked for: every command's start would pay for it
+
+        return str(yaml.safe_dump(value, sort_keys=False))
+    return json.dumps(value) + "\n"
+
+
 RENDERERS: dict[str, Callable[[Report], str]] = {
     "json": as_json,
     "table": as_table,
     "tree": as_tree,
+    "yaml": as_yaml,
 }

@@ -25,13 +25,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
-import json
 import re
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, NoReturn
 
-import yaml
 from eq_engine import EngineConfig, ObjectError
 from eq_engine.model import POD_GROUP_KINDS, parse_disruption_budget, parse_pod_group
 from eq_engine.pools import parse_profile
@@ -39,7 +37,7 @@ from eq_engine.pools import parse_profile
 from . import flags
 from .explaining import explain, render_explanation, render_what_if
 from .loading import PARSERS, LoadError, Objects, Parser, load
-from .output import as_json, as_tree, as_wide
+from .output import RENDERERS, as_tree, as_wide
 from .parts import in_namespace, only_tree, subtree
 from .simulate import Report, simulate
 from .targets import TargetError, in_any_namespace, target
@@ -272,13 +270,6 @@ def _shown(report: Report, args: argparse.Namespace, namespace_given: bool) -> R
     return report if group is None else subtree(report, group)
 
 
-def _printed(document: str, output: str | None) -> str:
-    """A command's JSON document as `-o` asks: JSON, or YAML."""
-    if output == "yaml":
-        return yaml.safe_dump(json.loads(document), sort_keys=False)
-    return document
-
-
 def _settings(args: argparse.Namespace, cluster: Objects) -> EngineConfig:
     """The engine's settings from the flags; the built-in groups' namespace, unless given,
     where the cluster holds them (the chart's release namespace)."""
@@ -326,9 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             changes = load(args.files)
         except LoadError as error:
             return _fail(str(error))
-        output = "json" if args.output in ("json", "yaml") else "text"
-        what = render_what_if(config, None, cluster, changes, output, make_roots=False)
-        sys.stdout.write(_printed(what, args.output) if output == "json" else what)
+        output = args.output or "text"
+        sys.stdout.write(render_what_if(config, None, cluster, changes, output, make_roots=False))
         return 0
     report = simulate(cluster, capacity=None, config=config, make_roots=False)
     try:
@@ -336,9 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             wanted = target(args.what, args.namespace, everywhere=args.all_namespaces)
             wanted = in_any_namespace(wanted, (p.key for p in report.pods))
             explanation = explain(report, [wanted.kind, wanted.name])
-            output = "json" if args.output in ("json", "yaml") else "text"
-            shown = render_explanation(explanation, output)
-            sys.stdout.write(_printed(shown, args.output) if output == "json" else shown)
+            sys.stdout.write(render_explanation(explanation, args.output or "text"))
             return 0
         report = _shown(report, args, namespace_given)
     except (KeyError, TargetError) as error:
@@ -348,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif args.output == "wide":
         sys.stdout.write(as_wide(report))
     else:
-        sys.stdout.write(_printed(as_json(report), args.output))
+        sys.stdout.write(RENDERERS[args.output](report))
     return 0
 
 

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.cli.test_simulate import simulate, write
 from tests.manifests import node, pod, quota
@@ -241,3 +242,12 @@ def test_a_pod_named_without_a_namespace_is_in_default(tmp_path):
     result = simulate("-f", path, "--explain", "pod", "a4")
     assert result.returncode == 1
     assert result.stderr == "elastic-quota: error: no pod default/a4 (or it has finished)\n"
+
+
+def test_yaml_is_the_json_document(tmp_path):
+    path = write(tmp_path, "cluster.yaml", *cluster())
+    for what in (["--explain", "group", "team-a"], []):
+        as_json = simulate("-f", path, *what, "-o", "json")
+        as_yaml = simulate("-f", path, *what, "-o", "yaml")
+        assert as_json.returncode == as_yaml.returncode == 0, as_yaml.stderr
+        assert yaml.safe_load(as_yaml.stdout) == json.loads(as_json.stdout)

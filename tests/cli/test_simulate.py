@@ -286,7 +286,7 @@ def test_missing_file_exits_1():
     ("args", "message"),
     [
         ((), "the following arguments are required: -f/--filename"),
-        (("-f", "x", "-o", "yaml"), "invalid choice: 'yaml'"),
+        (("-f", "x", "-o", "xml"), "invalid choice: 'xml'"),
         (("-f", "x", "--capacity", "cpu"), "'cpu': expected RESOURCE=QUANTITY"),
         (("-f", "x", "--capacity", "cpu=lots"), "'lots': not a Kubernetes quantity"),
     ],
