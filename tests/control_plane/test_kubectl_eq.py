@@ -117,7 +117,7 @@ async def test_every_output_of_tree_and_explain(team: Team) -> None:
     ns = team.namespace
     as_json = json.loads((await team.kubectl.run(f"kubectl eq tree {ns} -o json")).out)
     as_yaml = yaml.safe_load((await team.kubectl.run(f"kubectl eq tree {ns} -o yaml")).out)
-    assert as_json == as_yaml
+    assert as_json["groups"] == as_yaml["groups"]  # the cluster around it may change meanwhile
     assert as_json["groups"][ns]["used"] == {"cpu": "500m"}, as_json["groups"][ns]
     wide = (await team.kubectl.run(f"kubectl eq tree -n {ns} -o wide")).out.splitlines()
     assert wide[0].split()[:5] == ["NAMESPACE", "GROUP", "PARENT", "TREE", "RESOURCE"], wide
