@@ -17,16 +17,24 @@ batches while they are sent. Awaited inside the step, 16 at a time, a round's li
 batch interval after them took turns, and a burst of new pods was lifted slower than the
 scheduler binds (46-47 a second against its 50; 16 a round trip from an API server slow to
 answer), ever further behind (docs/benchmarks.md, "The real control plane").
+
+The lifts waiting for a place in flight go most important first (priority, then age: the
+gate's queue order), whatever their group and round, as a scheduler takes the most important
+of every queue's heads first: under the write budget, a large job of one group is not lifted
+after the small pods another group was given a moment earlier.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import heapq
+import itertools
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 
 from eq_engine import Pod, Snapshot
-from eq_engine.decisions import Cause, admissions
+from eq_engine.decisions import Cause, admissions, queue_order
 from eq_engine.model import Requeue
 from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 
@@ -63,7 +71,7 @@ class Admitter:
         self._lifted: dict[str, float] = {}  # admitted pods not bound yet, by when
         self._failed: dict[str, Backoff] = {}  # lifts refused or failed, with their backoff
         self._lifting: set[str] = set()  # admitted pods whose lift is not answered yet
-        self._lifts = asyncio.Semaphore(lifts)
+        self._lifts = OrderedSlots(lifts)
         self._rounds: set[asyncio.Task[None]] = set()  # the rounds' lifts still going on
 
     def held(self) -> set[str]:
@@ -133,7 +141,7 @@ class Admitter:
 
     async def _lift(self, pod: Pod) -> None:
         try:
-            async with self._lifts:
+            async with self._lifts.slot(queue_order(pod)):
                 lifted = await self._writer.lift_gate(pod)
         finally:
             self._lifting.discard(pod.key)
@@ -178,3 +186,39 @@ def _waiting(pods: int, gangs: int) -> str:
     if not gangs:
         return str(pods)
     return f"{pods} ({gangs} gang{'s' if gangs > 1 else ''})"
+
+
+class OrderedSlots:
+    """At most `slots` holders at once; those waiting are let in lowest order first (a
+    semaphore lets them in as they came)."""
+
+    def __init__(self, slots: int) -> None:
+        self._free = slots
+        self._waiting: list[tuple[tuple[int, float, str], int, asyncio.Future[None]]] = []
+        self._arrivals = itertools.count()  # equal orders: as they came
+
+    @contextlib.asynccontextmanager
+    async def slot(self, order: tuple[int, float, str]) -> AsyncIterator[None]:
+        if self._free and not self._waiting:
+            self._free -= 1
+        else:
+            given = asyncio.get_running_loop().create_future()
+            heapq.heappush(self._waiting, (order, next(self._arrivals), given))
+            try:
+                await given
+            except asyncio.CancelledError:
+                if given.done() and not given.cancelled():  # handed over as it was cancelled
+                    self._release()
+                raise
+        try:
+            yield
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        while self._waiting:
+            _, _, given = heapq.heappop(self._waiting)
+            if not given.done():  # a waiter cancelled meanwhile is skipped
+                given.set_result(None)
+                return
+        self._free += 1

@@ -20,7 +20,7 @@ from tests.apiserver import ApiServer
 from tests.manifests import node, pod, quota
 from tests.operator.inprocess import InProcess, Manual, in_process
 from tests.operator.test_accounting import actual_groups, expected
-from tests.operator.test_gating import gated
+from tests.operator.test_gating import admitted, gated
 from tests.operator.test_reclaim import annotation
 from tests.waiting import eventually
 
@@ -199,3 +199,29 @@ async def test_later_three_writers_in_four_take_the_groups_first() -> None:
         await eventually(lambda: teams_right(api), timeout=60, what="every group right again")
         assert label_writes(api) - labels < 70, label_writes(api) - labels
         await eventually(lambda: label_writes(api) == labels + 120, timeout=60, what="labels")
+
+
+async def test_the_lifts_waiting_for_the_budget_go_most_important_first() -> None:
+    """A pod admitted a round later, but more important, is lifted before the pods of another
+    group that wait for the budget (Kueue's scheduler, too, takes the most important of every
+    queue's heads first)."""
+    api, clock = ApiServer(), Manual()
+    limits = {"min": {"cpu": 10}, "max": {"cpu": 10}}
+    api.seed(
+        quota("low", namespace="low", **limits),
+        quota("high", namespace="high", **limits),
+        node("n1", cpu="100"),
+        *(gated(f"l{i}", namespace="low", priority=1) for i in range(4)),
+    )
+    async with api, in_process(api, clock=clock, api_qps=5, api_burst=1) as op:
+        await op.loop.step()  # the 4 admitted: l0 lifted with the burst's token, l1 in flight
+        await eventually(lambda: admitted(api, "low") == ["l0"], what="l0 lifted")
+        api.seed(gated("h0", namespace="high", priority=100))
+        await eventually(lambda: "high/h0" in set(op.view.pod_keys()), what="the watch")
+        await op.loop.step()  # admitted too: after l2 and l3 in time, before them in order
+        state = Budget(api, op, clock)
+        await state.token(until=lambda: admitted(api, "low") == ["l0", "l1"], what="l1 lifted")
+        await state.token(until=lambda: admitted(api, "high") == ["h0"], what="h0 lifted")
+        assert admitted(api, "low") == ["l0", "l1"]
+        for lifted in (["l0", "l1", "l2"], ["l0", "l1", "l2", "l3"]):
+            await state.token(until=lambda a=lifted: admitted(api, "low") == a, what=str(lifted))
