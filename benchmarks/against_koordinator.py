@@ -84,7 +84,6 @@ class Side:
     stop: Callable[[], Awaitable[None]]
     start: Callable[[], Awaitable[None]]
     scheduler: str = ""  # the pods' schedulerName ("": the default scheduler)
-    readings: list[Reading] = field(default_factory=list)
 
     async def read(self, tree: trees.Tree) -> Reading:
         listed, _ = await self.api.items(GROUPS)

@@ -33,7 +33,7 @@ POOL_NODES = (2, 3)
 """The nodes (kwok-node-N) of the pool the pool trees split."""
 NAMESPACE = "compare"
 PRIORITIES = {"": 0, "compare-low": 100, "compare-high": 1000}
-ROOT_MAX = 2**63 // 2 // 2000
+ROOT_MAX = (2**63 - 1) // 2000
 """What Koordinator's profile controller writes as a pool root's max (MaxInt64/2000)."""
 _STEP = {"cpu": 100, "memory": 256 * 1024**2}  # amounts are drawn in whole steps
 
