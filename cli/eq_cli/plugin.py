@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import os
 import re
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -270,15 +271,18 @@ def _shown(report: Report, args: argparse.Namespace, namespace_given: bool) -> R
     return report if group is None else subtree(report, group)
 
 
-def _settings(args: argparse.Namespace, cluster: Objects) -> EngineConfig:
-    """The engine's settings from the flags; the built-in groups' namespace, unless given,
-    where the cluster holds them (the chart's release namespace)."""
+def _settings(args: argparse.Namespace, arguments: list[str], cluster: Objects) -> EngineConfig:
+    """The engine's settings from the flags; the built-in groups' namespace, unless given (on
+    the line or in its variable), where the cluster holds them (the chart's release
+    namespace)."""
     config = flags.engine_config(args)
-    if "namespace" in flags.values(EngineConfig, args):
+    flag = "--" + flags.QUOTA_NAMESPACE["namespace"]
+    given = any(a == flag or a.startswith(flag + "=") for a in arguments)
+    if given or flags.env_name(flag) in os.environ:
         return config
     found = {q.namespace for q in cluster.quotas if q.name == config.root_name}
     if len(found) == 1:
-        return flags.read(EngineConfig, args, namespace=found.pop())
+        return EngineConfig(**{**flags.values(EngineConfig, args), "namespace": found.pop()})
     return config
 
 
@@ -311,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(error))
     except Exception as error:  # no cluster to read: one line, not a traceback
         return _fail(f"cannot read the cluster: {error}")
-    config = _settings(args, cluster)
+    config = _settings(args, arguments, cluster)
     if args.command == "what-if":
         try:
             changes = load(args.files)

@@ -16,7 +16,7 @@ from tests.apiserver import ApiServer, pod_group_crds
 from tests.cli import test_gangs as gangs
 from tests.cli.test_explain import cluster
 from tests.cli.test_simulate import write
-from tests.manifests import pod
+from tests.manifests import pod, quota
 from tests.paths import PYTHONPATH
 
 BIN = str(Path(sys.executable).parent)  # where the package installed kubectl-eq
@@ -133,3 +133,31 @@ async def test_a_disruption_budget_live_keeps_its_pod_from_reclaim(tmp_path):
         assert done.returncode == 0, done.stderr
         assert "note: cannot list poddisruptionbudgets.policy (403" in done.stderr
         assert json.loads(done.stdout)["reclaim"] == {"team-a": ["team-a/batch"]}
+
+
+async def test_the_built_in_groups_namespace_is_where_the_cluster_holds_them(tmp_path):
+    """Installed into `quota-system`: its pods are the system group's, as the operator there
+    takes them, unless --quota-namespace says otherwise."""
+    async with ApiServer() as server:
+        server.seed(
+            quota("koordinator-root-quota", namespace="quota-system", is_parent=True),
+            pod("operator-x", namespace="quota-system", cpu="100m"),
+        )
+        found = await kubectl(
+            server, tmp_path, "explain", "pod", "operator-x", "-n", "quota-system"
+        )
+        assert found.returncode == 0, found.stderr
+        assert found.stdout.splitlines()[1].startswith("  group: koordinator-system-quota (")
+        told = await kubectl(
+            server,
+            tmp_path,
+            "explain",
+            "pod",
+            "operator-x",
+            "-n",
+            "quota-system",
+            "--quota-namespace",
+            "elsewhere",
+        )
+        assert told.returncode == 0, told.stderr
+        assert told.stdout.splitlines()[1].startswith("  group: koordinator-default-quota (")
