@@ -115,3 +115,19 @@ def test_which_new_pods_the_webhook_gates():
     bounded = quota(config.default_name, namespace=config.namespace, max={"cpu": 10})
     catalog = build_catalog([parse_quota(TEAM), parse_quota(bounded)], config)
     assert gated(pod("p", namespace="elsewhere", node=None))
+
+
+def test_a_non_preemptible_pod_fits_in_the_min_as_written_when_idle_siblings_scale_it_down():
+    """Koordinator's check (the min as written, not scaled): a lending parent's runtime is what
+    its children ask; with the siblings idle, their mins are scaled down to it, and the one group
+    that wants its guarantee would be held below it (seen against koord-scheduler, which admits
+    all three)."""
+    parent = quota("dept", is_parent=True, min={"cpu": 10}, max={"cpu": 10})
+    team = quota("team", namespace="team", parent="dept", min={"cpu": 3}, max={"cpu": 3})
+    idle = quota("idle", namespace="idle", parent="dept", min={"cpu": 6}, max={"cpu": 6})
+    pods = [waiting_pod(f"w{i}", preemptible=False, quota="team") for i in range(3)]
+    engine = run(parent, team, idle, node("n", cpu=10), *pods)
+    status = engine.status("team")
+    assert status.effective_min == {"cpu": 1000}  # dept's runtime 3 over mins 3 + 6
+    assert status.runtime == {"cpu": 3000}
+    assert admissions(engine.recompute()).admitted == ("team/w0", "team/w1", "team/w2")

@@ -335,7 +335,10 @@ def admissions(
             limited=accounts.has_runtime[group].tolist(),
             runtime=accounts.runtime[group].tolist(),
             taken=accounts.total[group, accounts.block(USED)].tolist(),
-            min=accounts.effective_min[group].tolist(),
+            # Koordinator's check: the min as written. The scaled one shrinks with a lending
+            # parent's runtime while its other children are idle, and would hold back the
+            # very group that wants its guarantee.
+            min=accounts.min[group].tolist(),
             locked=accounts.total[group, accounts.block(NP_USED)].tolist(),
         )
         policy = accounts.tree.groups[group].queue
