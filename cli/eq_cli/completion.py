@@ -123,13 +123,10 @@ def _value_of(
 
 
 def _contexts(kubeconfig: str | None) -> list[str]:
-    from kubernetes_asyncio import config
+    from .kubeclient import contexts
 
-    try:
-        contexts, _ = config.list_kube_config_contexts(config_file=kubeconfig)
-    except Exception:  # no kubeconfig to read: nothing to offer
-        return []
-    return sorted(str(c["name"]) for c in contexts)
+    found = contexts(kubeconfig)
+    return [] if found is None else sorted(str(c["name"]) for c in found[0])
 
 
 class _Cluster:
@@ -162,19 +159,15 @@ class _Cluster:
         return sorted(n for n in names if n.startswith(prefix))
 
     async def _list(self, path: str) -> set[str]:
-        from eq_kit.kube import Http
+        from eq_kit.kube import Http, pages
 
         from .kubeclient import connect
 
         api = await connect(self.kubeconfig, "kubectl-eq", context=self.context)
         try:
-            http, names, token = Http(api, read_timeout=10.0), set(), ""
-            while True:
-                page = await http.get_json(path, {"limit": "500", "continue": token})
-                names |= {item["metadata"]["name"] for item in page.get("items", ())}
-                token = page.get("metadata", {}).get("continue", "")
-                if not token:
-                    return names
+            listing = pages(Http(api, read_timeout=10.0), path)
+            items = [item async for page in listing for item in page.get("items") or ()]
+            return {item["metadata"]["name"] for item in items}
         finally:
             await api.close()
 

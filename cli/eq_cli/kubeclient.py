@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from importlib import metadata
+from typing import Any
 
 import yaml
 from kubernetes_asyncio import client, config
@@ -35,14 +36,24 @@ async def connect(
     return api
 
 
+def contexts(kubeconfig: str | None) -> tuple[list[dict[str, Any]], dict[str, Any] | None] | None:
+    """The kubeconfig's contexts and its current one; None where there is no kubeconfig to
+    read (connecting says what is wrong with the file)."""
+    try:
+        listed, current = config.list_kube_config_contexts(config_file=kubeconfig)
+    except (config.ConfigException, yaml.YAMLError, TypeError, OSError):
+        return None
+    return list(listed), current
+
+
 def context_namespace(kubeconfig: str | None, context: str | None) -> str:
     """The namespace of the kubeconfig's context (`context`, else the current one), as kubectl
     defaults `-n` to it; `default` where it names none or there is no kubeconfig to read."""
-    try:
-        contexts, current = config.list_kube_config_contexts(config_file=kubeconfig)
-    except (config.ConfigException, yaml.YAMLError, TypeError, OSError):
-        return "default"  # connecting says what is wrong with the file
-    chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
+    found = contexts(kubeconfig)
+    if found is None:
+        return "default"
+    listed, current = found
+    chosen = next((c for c in listed if c.get("name") == context), None) if context else current
     if context and chosen is None:
         raise PreflightError(f'context "{context}" does not exist')
     return str(((chosen or {}).get("context") or {}).get("namespace") or "default")
