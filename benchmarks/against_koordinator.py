@@ -84,6 +84,9 @@ class Side:
     stop: Callable[[], Awaitable[None]]
     start: Callable[[], Awaitable[None]]
     scheduler: str = ""  # the pods' schedulerName ("": the default scheduler)
+    roots_from_profiles: bool = False
+    """Its pool roots are made from ElasticQuotaProfiles (the product's operator), else written
+    as Koordinator's profile controller writes them (koord-manager is not run)."""
 
     async def read(self, tree: trees.Tree) -> Reading:
         listed, _ = await self.api.items(GROUPS)
@@ -148,7 +151,13 @@ def _changing(history: list[tuple[float, Reading]]) -> dict[str, list[str]]:
 def _depth(quota: dict[str, Any]) -> int:
     """Deeper first: a leaf 2, a parent 1, a pool's root 0."""
     labels = quota["metadata"].get("labels") or {}
-    return 0 if labels.get(keys.IS_ROOT) == "true" else 1 if labels.get(keys.IS_PARENT) else 2
+    return (
+        0
+        if labels.get(keys.IS_ROOT) == "true"
+        else 1
+        if labels.get(keys.IS_PARENT) == "true"
+        else 2
+    )
 
 
 def _numbers(quota: dict[str, Any]) -> Numbers:
@@ -208,21 +217,28 @@ async def _common(api: Api) -> None:
     )
 
 
-async def koordinator_side(built: Built, home: Path) -> tuple[Side, KoordScheduler]:
+@contextlib.asynccontextmanager
+async def koordinator_side(built: Built, home: Path) -> AsyncIterator[Side]:
+    """koord-scheduler on a plane of its own (Koordinator's CRDs conflict with the product's)."""
     components = ("etcd", "kube-apiserver", "kube-controller-manager", "kwok")
     plane = await asyncio.to_thread(_plane, home, built, components)
     koord = KoordScheduler(plane, build_peer("koordinator"), DELAY)
-    await asyncio.to_thread(koord.install)
     api = Api(plane.client)
-    await _common(api)
+    try:
+        await asyncio.to_thread(koord.install)
+        await _common(api)
 
-    async def start() -> None:
-        await asyncio.to_thread(koord.start)
+        async def start() -> None:
+            await asyncio.to_thread(koord.start)
 
-    async def stop() -> None:
-        await asyncio.to_thread(koord.stop)
+        async def stop() -> None:
+            await asyncio.to_thread(koord.stop)
 
-    return Side("koordinator", plane, api, stop, start, SCHEDULER), koord
+        yield Side("koordinator", plane, api, stop, start, SCHEDULER)
+    finally:
+        koord.stop()
+        await api.close()
+        await asyncio.to_thread(plane.stop)
 
 
 @contextlib.asynccontextmanager
@@ -245,7 +261,9 @@ async def product_side(built: Built, home: Path) -> AsyncIterator[Side]:
                 if operator.popen.poll() is None:
                     await operator.stop()
 
-            yield Side("elastic-quota", plane, api, stop, operator.start_again)
+            yield Side(
+                "elastic-quota", plane, api, stop, operator.start_again, roots_from_profiles=True
+            )
     finally:
         await api.close()
         await asyncio.to_thread(plane.stop)
@@ -269,20 +287,24 @@ class Outcome:
         }
         return Counter(kinds[name] for name in set(first.pods) - set(second.pods))
 
+    def compared(self, phase: int) -> list[tuple[str, str, Any, Any]]:
+        """(group, field, Koordinator's value, the product's) for every group and field."""
+        a, b = (readings[phase] for readings in self.readings.values())
+        return [
+            (group, name, a.groups.get(group, {}).get(name), b.groups.get(group, {}).get(name))
+            for group in sorted(set(a.groups) | set(b.groups))
+            for name in FIELDS
+        ]
+
     def differences(self) -> list[str]:
-        found = []
         sides = list(self.readings)
-        for phase in (0, 1):
-            a, b = (self.readings[s][phase] for s in sides)
-            for group in sorted(set(a.groups) | set(b.groups)):
-                for name in FIELDS:
-                    left = a.groups.get(group, {}).get(name)
-                    right = b.groups.get(group, {}).get(name)
-                    if left != right:
-                        found.append(
-                            f"{self.tree.id} phase {phase + 1} {group} {name}: "
-                            f"{sides[0]} {_show(left)}, {sides[1]} {_show(right)}"
-                        )
+        found = [
+            f"{self.tree.id} phase {phase + 1} {group} {name}: "
+            f"{sides[0]} {_show(left)}, {sides[1]} {_show(right)}"
+            for phase in (0, 1)
+            for group, name, left, right in self.compared(phase)
+            if left != right
+        ]
         for side in sides:
             for phase, reading in enumerate(self.readings[side]):
                 for group, values in reading.unsettled.items():
@@ -317,9 +339,9 @@ async def play(side: Side, tree: trees.Tree) -> list[Reading]:
     await side.clear()
     groups = [trees.quota(tree, g) for g in tree.groups]
     if tree.pool:
-        if side.name == "koordinator":
+        if not side.roots_from_profiles:
             await side.create(GROUPS, [trees.pool_root(tree)])
-        else:  # the operator makes the root from the profile
+        else:
             await side.create(PROFILES, [trees.profile(tree)])
             await side.start()
             await _exists(side.api, f"{GROUPS}/{tree.root}")
@@ -363,26 +385,23 @@ async def compare(arguments: argparse.Namespace) -> None:
     built = build()
     with tempfile.TemporaryDirectory(prefix="eq-against-koordinator-") as scratch:
         home = Path(arguments.dir or scratch)
-        koordinator, koord = await koordinator_side(built, home / "koordinator")
-        try:
-            async with product_side(built, home / "elastic-quota") as ours:
-                outcomes = []
-                for index in range(arguments.first, arguments.first + arguments.trees):
-                    tree = trees.tree(index, arguments.seed)
-                    print(tree.describe(), flush=True)
-                    outcome = Outcome(tree)
-                    played = await asyncio.gather(play(koordinator, tree), play(ours, tree))
-                    outcome.readings = {koordinator.name: played[0], ours.name: played[1]}
-                    outcomes.append(outcome)
-                    for line in outcome.differences() or [f"{tree.id}: the same"]:
-                        print("  " + line, flush=True)
-                print(summary(outcomes))
-                if arguments.dir:
-                    (home / "readings.json").write_text(json.dumps(_dump(outcomes), indent=1))
-        finally:
-            koord.stop()
-            await koordinator.api.close()
-            koordinator.plane.stop()
+        async with (
+            koordinator_side(built, home / "koordinator") as koordinator,
+            product_side(built, home / "elastic-quota") as ours,
+        ):
+            outcomes = []
+            for index in range(arguments.first, arguments.first + arguments.trees):
+                tree = trees.tree(index, arguments.seed)
+                print(tree.describe(), flush=True)
+                outcome = Outcome(tree)
+                played = await asyncio.gather(play(koordinator, tree), play(ours, tree))
+                outcome.readings = {koordinator.name: played[0], ours.name: played[1]}
+                outcomes.append(outcome)
+                for line in outcome.differences() or [f"{tree.id}: the same"]:
+                    print("  " + line, flush=True)
+            print(summary(outcomes))
+            if arguments.dir:
+                (home / "readings.json").write_text(json.dumps(_dump(outcomes), indent=1))
 
 
 def _dump(outcomes: list[Outcome]) -> dict[str, Any]:
@@ -398,12 +417,10 @@ def summary(outcomes: list[Outcome]) -> str:
         sides = list(outcome.readings)
         cells = []
         for phase in (0, 1):
-            a, b = (outcome.readings[s][phase] for s in sides)
+            compared = outcome.compared(phase)
             for name in FIELDS:
-                same = sum(
-                    a.groups.get(g, {}).get(name) == b.groups.get(g, {}).get(name) for g in a.groups
-                )
-                cells.append(f"{same}/{len(a.groups)}")
+                values = [(left, right) for _, field_, left, right in compared if field_ == name]
+                cells.append(f"{sum(left == right for left, right in values)}/{len(values)}")
         bound = [
             " / ".join(str(sum(outcome.readings[s][phase].pods.values())) for s in sides)
             for phase in (0, 1)
