@@ -24,6 +24,8 @@ from typing import Any
 
 from eq_engine.model import format_resource_list, keys
 
+from benchmarks.real_control_plane import pod
+
 NODES = 4
 NODE_CAPACITY = {"cpu": "16", "memory": "32Gi", "pods": "110"}
 UNIT = {"cpu": 1000, "memory": 2 * 1024**3}
@@ -264,16 +266,7 @@ def _pod(tree: Tree, pod_set: PodSet, name: str, scheduler: str) -> dict[str, An
     labels = {keys.POD_QUOTA: pod_set.group}
     if not pod_set.preemptible:
         labels[keys.PREEMPTIBLE] = "false"
-    spec: dict[str, Any] = {
-        "terminationGracePeriodSeconds": 0,
-        "containers": [
-            {
-                "name": "work",
-                "image": "registry.k8s.io/pause:3.10",
-                "resources": {"requests": format_resource_list(UNIT)},
-            }
-        ],
-    }
+    spec: dict[str, Any] = {"terminationGracePeriodSeconds": 0}
     if scheduler:
         spec["schedulerName"] = scheduler
     if pod_set.priority:
@@ -285,12 +278,7 @@ def _pod(tree: Tree, pod_set: PodSet, name: str, scheduler: str) -> dict[str, An
                 "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
             }
         }
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
-        "spec": spec,
-    }
+    return pod(name, NAMESPACE, requests=format_resource_list(UNIT), spec=spec, labels=labels)
 
 
 def priority_classes() -> list[dict[str, Any]]:

@@ -24,7 +24,15 @@ from typing import Any
 from eq_engine.model import keys, queues
 
 from benchmarks.kueue_shape import Figures, Queue, Shape, WorkloadClass
-from benchmarks.real_control_plane import QUOTAS, Api, Unexpected, make_namespaces, pid, together
+from benchmarks.real_control_plane import (
+    QUOTAS,
+    Api,
+    Unexpected,
+    make_namespaces,
+    pid,
+    pod,
+    together,
+)
 from benchmarks.scale import cpu_times, rss_mib
 from scripts.control_plane.build import Built
 from scripts.control_plane.plane import ControlPlane
@@ -192,26 +200,16 @@ class Run:
 
 
 def _pod(workload: Workload) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": workload.pod,
-            "namespace": workload.queue.name,
-            "labels": {LABEL: workload.kind.name},
-        },
-        "spec": {
+    return pod(
+        workload.pod,
+        workload.queue.name,
+        requests={"cpu": str(workload.kind.request)},
+        spec={
             "priorityClassName": f"kueue-{workload.kind.name}",
             "terminationGracePeriodSeconds": 0,
-            "containers": [
-                {
-                    "name": "work",
-                    "image": "registry.k8s.io/pause:3.10",
-                    "resources": {"requests": {"cpu": str(workload.kind.request)}},
-                }
-            ],
         },
-    }
+        labels={LABEL: workload.kind.name},
+    )
 
 
 def _group(

@@ -39,7 +39,7 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -233,23 +233,34 @@ def quotas() -> list[dict[str, Any]]:
     return made
 
 
-def pod(name: str, namespace: str, *, node: str | None = None, **labels: str) -> dict[str, Any]:
-    spec: dict[str, Any] = {
+def pod(
+    name: str,
+    namespace: str,
+    *,
+    node: str | None = None,
+    requests: Mapping[str, str] = REQUESTS,
+    spec: Mapping[str, Any] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A bare pod of one pause container asking `requests`; `spec`: more of its spec (a
+    PriorityClass, a scheduler, an affinity, ...)."""
+    made: dict[str, Any] = {
+        **(spec or {}),
         "containers": [
             {
                 "name": "work",
                 "image": "registry.k8s.io/pause:3.10",
-                "resources": {"requests": REQUESTS},
+                "resources": {"requests": dict(requests)},
             }
-        ]
+        ],
     }
     if node:
-        spec["nodeName"] = node
+        made["nodeName"] = node
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
-        "spec": spec,
+        "metadata": {"name": name, "namespace": namespace, "labels": dict(labels or {})},
+        "spec": made,
     }
 
 
@@ -437,7 +448,9 @@ async def burst(
 ) -> Round:
     """`size` pods over `groups`, created `rate` a second, watched until every one is bound."""
     labels = {ROUND: str(number)} | ({} if gated else {keys.GATE_OPT_OUT: "false"})
-    bodies = [pod(f"r{number}-{i:05d}", groups[i % len(groups)], **labels) for i in range(size)]
+    bodies = [
+        pod(f"r{number}-{i:05d}", groups[i % len(groups)], labels=labels) for i in range(size)
+    ]
     result = Round(number, gated)
     selector = f"/api/v1/pods?labelSelector={ROUND}%3D{number}"
     async with contextlib.aclosing(api.follow(selector, result.handle)) as following:
