@@ -15,6 +15,9 @@ from eq_engine import EngineConfig, QuotaEngine, parse_node, parse_pod, parse_qu
 from eq_engine.reading import RawElasticQuota, RawNode, RawPod
 
 P = "quota.scheduling.koordinator.sh/"
+OWN = "elastic-quota.dev/"
+LENDING_LIMIT = OWN + "lending-limit"
+BORROWING_LIMIT = OWN + "borrowing-limit"
 
 
 def quota(
@@ -29,6 +32,8 @@ def quota(
     weight: dict[str, Any] | str | None = None,
     namespaces: list[str] | None = None,
     labels: dict[str, str] | None = None,
+    lending_limit: dict[str, Any] | list[Any] | None = None,
+    borrowing_limit: dict[str, Any] | list[Any] | None = None,
 ) -> dict[str, Any]:
     all_labels = dict(labels or {})
     if parent is not None:
@@ -42,6 +47,9 @@ def quota(
         annotations[P + "shared-weight"] = weight if isinstance(weight, str) else json.dumps(weight)
     if namespaces is not None:
         annotations[P + "namespaces"] = json.dumps(namespaces)
+    for key, limit in ((LENDING_LIMIT, lending_limit), (BORROWING_LIMIT, borrowing_limit)):
+        if limit is not None:
+            annotations[key] = json.dumps(limit)
     return {
         "apiVersion": "scheduling.sigs.k8s.io/v1alpha1",
         "kind": "ElasticQuota",

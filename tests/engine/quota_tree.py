@@ -53,10 +53,11 @@ def group(
     strict: list[str] | None = None,
     used: dict[str, Any] | None = None,
     labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """An ElasticQuota as `kubectl apply` leaves it (uid, resourceVersion, managedFields, the
     last-applied annotation); `used`: the status the operator wrote."""
-    annotations = {}
+    annotations = dict(annotations or {})
     if weight is not None:
         annotations[P + "shared-weight"] = json.dumps(weight)
     if namespaces is not None:

@@ -10,6 +10,7 @@ from eq_engine.tree import checks
 
 from tests.engine.quota_cases import CAPACITY
 from tests.engine.quota_tree import catalog, group, in_tree, pool, quota, tree
+from tests.manifests import LENDING_LIMIT
 from tests.realistic import P
 
 WARNINGS = [
@@ -31,6 +32,19 @@ WARNINGS = [
         "a shared weight without every resource of max",
         group("half", weight={"cpu": "1"}),
         [f"{P}shared-weight has no {{memory}}: their max is used as their weight"],
+    ),
+    (
+        "a lending limit on a group that does not lend",
+        group(
+            "keeper",
+            min={"cpu": "10"},
+            labels={P + "allow-lent-resource": "false"},
+            annotations={LENDING_LIMIT: '{"cpu": "4"}'},
+        ),
+        [
+            f'{LENDING_LIMIT} has no effect while {P}allow-lent-resource is "false": the group '
+            "lends none of its min"
+        ],
     ),
     (
         "top-level mins above the cluster",

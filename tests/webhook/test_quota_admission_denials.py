@@ -14,6 +14,8 @@ import pytest
 from eq_engine.decisions import verdicts as reviews
 from eq_engine.tree import catalog, checks
 
+from tests.manifests import BORROWING_LIMIT as BORROWING
+from tests.manifests import LENDING_LIMIT as LENDING
 from tests.manifests import P, quota
 from tests.webhook.conftest import review
 from tests.webhook.quota_reviews import (
@@ -64,6 +66,39 @@ DENIED = [
         "weight bad quantity",
         create(quota("t", max=RES, weight={"cpu": "much"})),
         f"metadata.annotations[{P}shared-weight]: 'much': not a Kubernetes quantity",
+    ),
+    (
+        "negative lending limit",
+        create(quota("t", min={"cpu": 4}, max=RES, lending_limit={"cpu": "-1"})),
+        f"ElasticQuota quotas/t: metadata.annotations[{LENDING}]: cpu -1 is negative",
+    ),
+    (
+        "lending limit above min",
+        create(quota("t", min={"cpu": 4}, max=RES, lending_limit={"cpu": "6"})),
+        f"ElasticQuota quotas/t: metadata.annotations[{LENDING}]: cpu 6 exceeds spec.min.cpu 4: "
+        "a group lends at most its min",
+    ),
+    (
+        "lending limit of a resource without min",
+        create(quota("t", min={"cpu": 4}, max=RES, lending_limit={"memory": "1Gi"})),
+        f"ElasticQuota quotas/t: metadata.annotations[{LENDING}]: memory: the resource is not "
+        "in spec.min, nothing to lend",
+    ),
+    (
+        "lending limit not a resource list",
+        create(quota("t", min={"cpu": 4}, max=RES, lending_limit=[4])),
+        f"ElasticQuota quotas/t: metadata.annotations[{LENDING}]: expected a JSON resource list",
+    ),
+    (
+        "negative borrowing limit",
+        create(quota("t", max=RES, borrowing_limit={"memory": "-1Gi"})),
+        f"ElasticQuota quotas/t: metadata.annotations[{BORROWING}]: memory -1Gi is negative",
+    ),
+    (
+        "borrowing limit of a resource without max",
+        create(quota("t", max=RES, borrowing_limit={"nvidia.com/gpu": 2})),
+        f"ElasticQuota quotas/t: metadata.annotations[{BORROWING}]: nvidia.com/gpu: the "
+        "resource is not in spec.max",
     ),
     (
         "namespaces not a list",

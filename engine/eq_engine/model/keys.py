@@ -1,12 +1,14 @@
 """Every label and annotation key the product reads or writes (docs/how-it-works.md).
 
-All keys share Koordinator's prefix so that objects written for Koordinator load unchanged.
-Where the seed documents and Koordinator spell a key differently, both are read.
+The keys Koordinator has share its prefix, so that objects written for Koordinator load
+unchanged; where the seed documents and Koordinator spell a key differently, both are read.
+What Koordinator has no key for is under the product's own prefix (`OWN_PREFIX`).
 """
 
 from typing import Final
 
 PREFIX: Final = "quota.scheduling.koordinator.sh/"
+OWN_PREFIX: Final = "elastic-quota.dev/"
 
 # ElasticQuota labels, written by users.
 IS_PARENT: Final = PREFIX + "is-parent"
@@ -32,6 +34,11 @@ RESOURCE_KEYS: Final = PREFIX + "resource-keys"  # the resources of the root's m
 SHARED_WEIGHT: Final = PREFIX + "shared-weight"
 NAMESPACES: Final = PREFIX + "namespaces"
 STRICT_MAX_KEYS: Final = PREFIX + "max-strict-check-resource-keys"  # max must cover status.used
+
+# ElasticQuota annotations, written by users: the product's own (Kueue's limits, KEP-1224), JSON
+# resource lists as shared-weight is.
+LENDING_LIMIT: Final = OWN_PREFIX + "lending-limit"  # at most this much of its min is ever lent
+BORROWING_LIMIT: Final = OWN_PREFIX + "borrowing-limit"  # runtime at most min plus this
 
 # ElasticQuota annotations, written by the operator.
 RUNTIME: Final = PREFIX + "runtime"

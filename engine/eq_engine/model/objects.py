@@ -68,6 +68,10 @@ class Quota:
     """Label `ignore-default-tree: "true"`: its total is not taken from the default tree's."""
     queue: QueuePolicy = DEFAULT_QUEUE
     """How its gate lets waiting pods go (Koordinator's `koord-queue/` keys)."""
+    lending_limit: ResourceList | None = None
+    """The `lending-limit` annotation: the most of its min it lends, per resource; None: absent."""
+    borrowing_limit: ResourceList | None = None
+    """The `borrowing-limit` annotation: the most its runtime exceeds its min by; None: absent."""
 
     @property
     def ref(self) -> str:

@@ -36,6 +36,11 @@ class GroupStatus(msgspec.Struct, frozen=True):
     """Its own scheduled pods labelled over-quota: what reclaim could take."""
     tree: str = ""
     """The tree id of its quota tree (one per node pool); "": the default tree."""
+    lendable: ResourceList = msgspec.field(default_factory=dict)
+    """What of its min it may lend, per resource of its min: its lending limit, all of its min
+    without one, nothing when it does not lend."""
+    borrowing_limit: ResourceList | None = None
+    """The most its runtime may exceed its min by, per resource it names; None: no limit."""
 
     @property
     def borrowed(self) -> dict[str, int]:
@@ -53,8 +58,8 @@ class GroupStatus(msgspec.Struct, frozen=True):
 
     @property
     def lent(self) -> dict[str, int]:
-        """Min it does not ask for, which its siblings may use (zero for a group that does
-        not lend: its request is raised to its min)."""
+        """Min it does not ask for, which its siblings may use: never more than it may lend,
+        as its request is raised to the min it keeps."""
         return {
             name: floor - self.request.get(name, 0)
             for name, floor in self.effective_min.items()

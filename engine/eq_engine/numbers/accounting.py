@@ -14,12 +14,12 @@ which pod is in which group is `state.py`'s, and what the numbers are shown as i
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from ..model import Pod
-from ..tree import DEFAULT, ROOT, SYSTEM, Tree
+from ..tree import DEFAULT, ROOT, SYSTEM, Group, Tree
 from .integers import Amounts, amount_rows, amounts, present, present_rows
 from .runtime import Index, Mask, Runs, scale_min, split
 
@@ -62,7 +62,6 @@ class Accounting:
             has_runtime[DEFAULT] = False
         ceiling = has_max & bounded[:, None]
         ceiling[[SYSTEM, DEFAULT]] = False  # their whole request goes up
-        has_min = present_rows([g.min for g in groups], names)
         order = sorted(range(rows), key=lambda i: groups[i].name)
         tie_rank = np.empty(rows, dtype=np.intp)
         tie_rank[order] = np.arange(rows)
@@ -77,13 +76,17 @@ class Accounting:
         """The same number for groups of the same `request_keys`: a pod's vector is the same in
         each."""
         self.ceiling: Mask = ceiling
-        """Clip to max: bounded groups on their max keys (never the built-ins)."""
+        """Clip to `cap`: bounded groups on their max keys (never the built-ins)."""
         self.max: Amounts = amount_rows([g.max for g in groups], names)
-        self.floor: Mask = has_min & ~lend[:, None]
-        """Raise request to min: non-lending groups on their min keys."""
         self.min: Amounts = amount_rows([g.min for g in groups], names)
+        self.cap: Amounts = _capped(groups, names, self.min, self.max)
+        """What a group's request is clipped to: its max, or its min plus its borrowing limit
+        where that is less. Its runtime never exceeds what it asks for, so never this either."""
+        self.kept: Amounts = _kept(groups, names, self.min, lend)
+        """What of its min a group never lends, whether it uses it or not: its request is
+        raised to it. All of it for a group that does not lend, its min less its lending limit
+        where it has one, else nothing."""
         self.weight: Amounts = amount_rows([g.shared_weight for g in groups], names)
-        self.lend: Mask = lend
         self.tie_rank: Index = tie_rank
         self.has_runtime: Mask = has_runtime
         self.own: Amounts = np.zeros((rows, width), dtype=np.int64)
@@ -170,10 +173,10 @@ class Accounting:
             if groups[0] == ROOT:  # the root also counts the system and default groups' pods
                 total[0] += self.passed_up[SYSTEM] + self.passed_up[DEFAULT]
             request = total[:, request_block]
-            request = np.where(self.floor[groups], np.maximum(request, self.min[groups]), request)
+            request = np.maximum(request, self.kept[groups])
             passed = total.copy()
             passed[:, request_block] = np.where(
-                self.ceiling[groups], np.minimum(request, self.max[groups]), request
+                self.ceiling[groups], np.minimum(request, self.cap[groups]), request
             )
             moved = (passed != self.passed_up[groups]).any(axis=1)
             before, after = self.passed_up[groups, request_block], passed[:, request_block]
@@ -261,7 +264,7 @@ class Accounting:
                 request=runs.flat(self.passed_up[rows, self.block(REQUEST)]),
                 min_=effective_min,
                 weight=runs.flat(self.weight[rows]),
-                lend=runs.per_child(self.lend[rows]),
+                kept=runs.flat(self.kept[rows]),
                 tie_rank=runs.per_child(self.tie_rank[rows]),
                 runs=runs,
             )
@@ -276,6 +279,23 @@ class Accounting:
             if moved_rows:  # their own children's split reruns, if they have any
                 rerun.setdefault(depth + 1, set()).update(moved_rows)
         return changed, shifted_min
+
+
+def _capped(
+    groups: Sequence[Group], names: tuple[str, ...], min_: Amounts, max_: Amounts
+) -> Amounts:
+    """Each group's max, lowered to its min plus its borrowing limit where it has one."""
+    limits = [g.borrowing_limit or {} for g in groups]
+    limited = present_rows(limits, names)
+    return np.where(limited, np.minimum(max_, min_ + amount_rows(limits, names)), max_)
+
+
+def _kept(groups: Sequence[Group], names: tuple[str, ...], min_: Amounts, lend: Mask) -> Amounts:
+    """Each group's min less what it may lend (`Accounting.kept`)."""
+    limits = [g.lending_limit or {} for g in groups]
+    limited = present_rows(limits, names)
+    partly = np.where(limited, np.maximum(min_ - amount_rows(limits, names), 0), 0)
+    return np.where(lend[:, None], partly, min_)
 
 
 @functools.lru_cache(maxsize=4096)

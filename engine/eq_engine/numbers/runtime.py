@@ -102,7 +102,7 @@ def split(
     request: Amounts,
     min_: Amounts,
     weight: Amounts,
-    lend: Mask,
+    kept: Amounts,
     tie_rank: Index,
     runs: Runs,
 ) -> Amounts:
@@ -112,7 +112,8 @@ def split(
     request:  the child's request, limited by its max
     min_:     the child's effective min (after scaling)
     weight:   the child's shared weight
-    lend:     whether the child lends its unused min
+    kept:     what of its min the child never lends (its request is already raised to it; a
+              request clipped to a max below the min is not)
     tie_rank: the order of the children's names, for ties in rounding
     """
     most_weight, most_total = largest(weight), largest(total)
@@ -122,7 +123,7 @@ def split(
     bound = most_weight * most_total  # no share's product is larger
     fast = estimable(most_total, most_weight * runs.longest)  # leftovers, pool weights
     small = total.dtype != object and most_total < 2.0**52
-    given = np.where(lend, np.minimum(request, min_), min_)
+    given = np.minimum(np.maximum(request, kept), min_)
     leftover = total - runs.sums(given)
     pool = (request > min_) & (weight > 0)
     while True:

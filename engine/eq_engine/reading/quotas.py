@@ -85,6 +85,8 @@ def _build(fields: ElasticQuotaFields) -> Quota:
         total_resource=_resource_list_annotation(fields, keys.TOTAL_RESOURCE),
         ignore_default_tree=labels.get(keys.IGNORE_DEFAULT_TREE) == "true",
         queue=queue_policy(labels, meta.annotations),
+        lending_limit=_resource_list_annotation(fields, keys.LENDING_LIMIT),
+        borrowing_limit=_resource_list_annotation(fields, keys.BORROWING_LIMIT),
     )
 
 
@@ -93,6 +95,8 @@ _READ_ANNOTATIONS: Final = (
     keys.STRICT_MAX_KEYS,
     keys.SHARED_WEIGHT,
     keys.TOTAL_RESOURCE,
+    keys.LENDING_LIMIT,
+    keys.BORROWING_LIMIT,
     queues.WAIT_FOR_PODS_RUNNING,
     queues.PREEMPTION,
     queues.MAX_DEPTH,

@@ -73,6 +73,7 @@ def group_status(accounts: Accounting, index: int, over_quota: int) -> GroupStat
     if index != SYSTEM and not (index == DEFAULT and group.max is None):
         runtime = values(accounts.runtime[index].tolist(), accounts.has_runtime[index].tolist())
     effective_min = accounts.effective_min[index].tolist()
+    kept = accounts.kept[index].tolist()
     return GroupStatus(  # the settings are shared, not copied: nothing mutates them
         name=group.name,
         namespace=group.namespace,
@@ -91,4 +92,10 @@ def group_status(accounts: Accounting, index: int, over_quota: int) -> GroupStat
         non_preemptible_used=values(block(NP_USED)),
         over_quota_pods=over_quota,
         tree=group.tree_id,
+        lendable={
+            name: amount - kept[names.index(name)]
+            for name, amount in group.min.items()
+            if name in names
+        },
+        borrowing_limit=group.borrowing_limit,
     )

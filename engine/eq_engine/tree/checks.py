@@ -82,6 +82,7 @@ def own_problems(quota: Quota) -> Iterator[Problem]:
                 f"{_q(name, quota.max[name])} is below "
                 f"status.used.{name} {_q(name, used)} ({keys.STRICT_MAX_KEYS})",
             )
+    yield from _limit_problems(quota)
     label, seed_label = quota.parent_labels
     if label and seed_label and label != seed_label:
         yield quota_problem(
@@ -89,6 +90,34 @@ def own_problems(quota: Quota) -> Iterator[Problem]:
             PARENT_FIELD,
             f"{label!r} disagrees with {keys.PARENT_SEED} {seed_label!r}; {label!r} is used",
         )
+
+
+LENDING_FIELD = f"metadata.annotations[{keys.LENDING_LIMIT}]"
+BORROWING_FIELD = f"metadata.annotations[{keys.BORROWING_LIMIT}]"
+
+
+def _limit_problems(quota: Quota) -> Iterator[Problem]:
+    """A lending limit bounds what of a min is lent, so it names resources of min and is no
+    more than the min; a borrowing limit bounds what is borrowed above the min, within max."""
+    for name, amount in sorted((quota.lending_limit or {}).items()):
+        if amount < 0:
+            yield quota_problem(quota, LENDING_FIELD, f"{name} {_q(name, amount)} is negative")
+        elif name not in quota.min:
+            yield quota_problem(
+                quota, LENDING_FIELD, f"{name}: the resource is not in spec.min, nothing to lend"
+            )
+        elif amount > quota.min[name]:
+            yield quota_problem(
+                quota,
+                LENDING_FIELD,
+                f"{name} {_q(name, amount)} exceeds spec.min.{name} "
+                f"{_q(name, quota.min[name])}: a group lends at most its min",
+            )
+    for name, amount in sorted((quota.borrowing_limit or {}).items()):
+        if amount < 0:
+            yield quota_problem(quota, BORROWING_FIELD, f"{name} {_q(name, amount)} is negative")
+        elif name not in quota.max:
+            yield quota_problem(quota, BORROWING_FIELD, f"{name}: the resource is not in spec.max")
 
 
 def namespace_problems(quota: Quota, catalog: Catalog) -> Iterator[Problem]:
@@ -243,8 +272,9 @@ def topology_problems(quota: Quota, old: Quota | None, catalog: Catalog) -> Iter
 
 def quota_warnings(quota: Quota, catalog: Catalog, capacity: ResourceList | None) -> Iterator[str]:
     """Legal settings that do not do what they seem to: a max above the parent's, a zero
-    shared weight, a weight without every resource of max, top-level mins above the cluster, a
-    queue key the gate cannot read (`model.queues`: its default applies)."""
+    shared weight, a weight without every resource of max, a lending limit on a group that
+    does not lend, top-level mins above the cluster, a queue key the gate cannot read
+    (`model.queues`: its default applies)."""
     yield from quota.queue.problems
     parent = catalog.quotas.get(catalog.parent_of(quota))
     if parent is not None:
@@ -261,6 +291,11 @@ def quota_warnings(quota: Quota, catalog: Catalog, capacity: ResourceList | None
     missing = set(quota.max) - set(weight)
     if any(weight.values()) and missing:
         yield (f"{keys.SHARED_WEIGHT} has no {_keys(missing)}: their max is used as their weight")
+    if quota.lending_limit and not quota.allow_lent:
+        yield (
+            f'{keys.LENDING_LIMIT} has no effect while {keys.ALLOW_LENT} is "false": the group '
+            "lends none of its min"
+        )
     if capacity is not None and catalog.parent_of(quota) == catalog.config.root_name:
         top = [  # the top-level groups of its own tree: another tree's draw on another pool
             catalog.quotas[n]

@@ -66,6 +66,10 @@ class Group:
     """The quota tree (node pool) it is in; "": the default tree."""
     queue: QueuePolicy = queues.DEFAULT
     """How its gate lets waiting pods go."""
+    lending_limit: ResourceList | None = None
+    """The most of its min it lends, per resource it names; None: no limit."""
+    borrowing_limit: ResourceList | None = None
+    """The most its runtime may exceed its min by, per resource it names; None: no limit."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +237,8 @@ def _group(quota: Quota, parent: str) -> Group:
         namespaces=quota.namespaces,
         tree_id=quota.tree_id,
         queue=quota.queue,
+        lending_limit=quota.lending_limit,
+        borrowing_limit=quota.borrowing_limit,
     )
 
 
