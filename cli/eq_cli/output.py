@@ -34,6 +34,10 @@ def as_json(report: Report) -> str:
                 "request": quantities(g.request),
                 "runtime": quantities(g.runtime),
                 "used": quantities(g.used),
+                "lendable": quantities(g.lendable),
+                "lent": quantities(g.lent),
+                "borrowed": quantities(g.borrowed),
+                "borrowingLimit": quantities(g.borrowing_limit),
                 **({"tree": g.tree} if trees else {}),
             }
             for g in report.groups
@@ -140,11 +144,15 @@ def as_wide(report: Report) -> str:
     """`kubectl eq tree -o wide`: the table with every column, as kubectl's wide adds them: each
     group's namespace, parent, tree and shared weight, and every quantity exact."""
     header = ("NAMESPACE", "GROUP", "PARENT", "TREE", "RESOURCE", "MIN", "MAX", "WEIGHT")
-    rows = [(*header, *(c.upper() for c in COLUMNS[2:]))]
+    rows = [(*header, *(c.upper() for c in COLUMNS[2:]), "LENDABLE", "LENT", "BORROWED")]
     for g in sorted(report.groups, key=lambda g: g.tree):
         for r in _resources(g):
-            values = (g.min, g.max, g.shared_weight, g.request, g.runtime, g.used)
+            values = (g.min, g.max, g.shared_weight, g.request, g.runtime, g.used, g.lendable)
             exact = [_exact(v, r) for v in values]
+            if r in g.min or r in (g.runtime or ()):  # what it lends or borrows, 0 included
+                exact += [format_quantity(r, v.get(r, 0)) for v in (g.lent, g.borrowed)]
+            else:
+                exact += [NOT_SET, NOT_SET]
             rows.append((g.namespace, g.name, g.parent or NOT_SET, g.tree or NOT_SET, r, *exact))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "".join(
@@ -235,13 +243,17 @@ def _named(head: str, notes: list[str], bars: str) -> list[str]:
 
 
 def _notes(report: Report, group: GroupStatus) -> list[str]:
-    """What the numbers do not show: a parent, a group that does not lend, waiting pods,
-    problems."""
+    """What the numbers do not show: a parent, a group that does not lend or lends or borrows
+    at most so much, waiting pods, problems."""
     notes = []
     if group.is_parent and group.parent:
         notes.append("parent")
     if group.parent and not report.engine.lends(group.name):
         notes.append("does not lend")
+    elif limited := {r: n for r, n in group.lendable.items() if n < group.min[r]}:
+        notes.append(f"lends at most {_listing(limited)}")
+    if group.borrowing_limit:
+        notes.append(f"borrows at most {_listing(group.borrowing_limit)}")
     if waiting := report.waiting.get(group.name):
         notes.append(_waiting_note(waiting))
     if over := group.over_quota_pods:
@@ -298,6 +310,11 @@ def _cell(values: ResourceList | None, resource: str) -> str:
 def _scaled(group: GroupStatus) -> list[str]:
     """The resources whose min scaling shrank (the parent's total cannot cover the mins)."""
     return [r for r, amount in sorted(group.min.items()) if group.effective_min.get(r, 0) < amount]
+
+
+def _listing(values: ResourceList) -> str:
+    """`cpu 4 and memory 1Gi`: a list inside a group's notes, which commas separate."""
+    return " and ".join(f"{r} {readable(r, values[r])}" for r in sorted(values))
 
 
 def _listed(values: ResourceList) -> list[str]:

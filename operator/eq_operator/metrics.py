@@ -32,7 +32,10 @@ _GROUP_VALUES = {
     },
     "borrowed": "What the group uses above its min (scaled min where min scaling applies), per "
     "resource its runtime covers: capacity lent to it by others.",
-    "lent": "Min the group does not ask for, which its siblings may borrow.",
+    "lent": "Min the group does not ask for, which its siblings may borrow (never more than "
+    "its lendable).",
+    "lendable": "What of its min the group may lend: its lending limit, all of its min without "
+    "one, nothing when it does not lend.",
 }
 
 

@@ -61,7 +61,16 @@ def test_json_output_has_the_documented_shape_and_the_seeds_numbers(tmp_path):
         "request",
         "runtime",
         "used",
+        "lendable",
+        "lent",
+        "borrowed",
+        "borrowingLimit",
     }
+    # a asks 5m of its min 10m: it may lend all of it, and lends 5m, which c and d borrow
+    assert report["groups"]["a"]["lendable"] == {"cpu": "10m"}
+    assert report["groups"]["a"]["lent"] == {"cpu": "5m"}
+    assert report["groups"]["d"]["borrowed"] == {"cpu": "55m"}
+    assert report["groups"]["d"]["borrowingLimit"] is None
     runtime = {name: report["groups"][name]["runtime"]["cpu"] for name in "abcd"}
     # d's pending pod raises its request to 80m, still above what the split can give it
     assert runtime == {"a": "5m", "b": "20m", "c": "35m", "d": "40m"}

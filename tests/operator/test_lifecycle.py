@@ -192,6 +192,10 @@ async def test_probes_and_metrics(api, client, tmp_path):
             'elastic_quota_group_lent{group="sub-1",namespace="sub-1",parent="team-b",'
             'resource="cpu",tree=""} 1000.0'
         ) in page
+        assert (  # no lending limit: all of its min
+            'elastic_quota_group_lendable{group="sub-1",namespace="sub-1",parent="team-b",'
+            'resource="cpu",tree=""} 4000.0'
+        ) in page
         assert (
             'elastic_quota_group_over_quota_pods{group="team-a",namespace="team-a",'
             'parent="dept",tree=""} 1.0'

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..decisions import Cause, admissions, preemption_plan, queue_order, reclaims
-from ..model import GroupStatus, Requeue, format_quantity, listing
+from ..model import GroupStatus, Requeue, format_quantity, keys, listing
 from ..state import Snapshot
 from ..tree import pool_root
 from .views import GangView, gang_view
@@ -351,6 +351,7 @@ def explain_group(snapshot: Snapshot, name: str) -> Explanation:
         + (f", scaled down to {_shown(status.effective_min, status.min)}" if scaled else "")
         + f"; max {_shown(status.max)}; shared weight {_shown(status.shared_weight)}"
     )
+    lines += _limit_lines(status)
     lines.append(f"request {_shown(status.request)}; used {_shown(status.used)}")
     if status.runtime is None:
         lines.append("runtime: unlimited (a group without a max takes no part in any split)")
@@ -377,6 +378,23 @@ def _tree(snapshot: Snapshot, tree_id: str) -> list[str]:
     return [f"tree: {tree_id!r}, a node pool's: {_shown(catalog.pools.get(tree_id, {}))} ({whose})"]
 
 
+def _limit_lines(status: GroupStatus) -> list[str]:
+    """What its lending and borrowing limits (or `allow-lent-resource: "false"`) hold back."""
+    lines = []
+    kept = {r: status.min[r] - lent for r, lent in status.lendable.items() if lent < status.min[r]}
+    if kept:
+        lines.append(
+            f"keeps {_shown(kept)} of its min whether it asks for it or not: it lends at most "
+            f"{_shown(status.lendable, kept)}"
+        )
+    if status.borrowing_limit:
+        lines.append(
+            f"borrows at most {_shown(status.borrowing_limit)} above its min "
+            f"({keys.BORROWING_LIMIT})"
+        )
+    return lines
+
+
 def _runtime_line(status: GroupStatus, resource: str) -> str:
     """One resource's runtime, taken apart: min, share of the parent's leftover, the cap."""
     assert status.runtime is not None
@@ -384,6 +402,8 @@ def _runtime_line(status: GroupStatus, resource: str) -> str:
     floor = status.effective_min.get(resource, 0)
     asked = status.request.get(resource, 0)
     limit = None if status.max is None else status.max.get(resource)
+    borrowing = (status.borrowing_limit or {}).get(resource)
+    capped = borrowing is not None and runtime == status.min.get(resource, 0) + borrowing
 
     def q(amount: int) -> str:
         return format_quantity(resource, amount)
@@ -401,6 +421,8 @@ def _runtime_line(status: GroupStatus, resource: str) -> str:
         text += " (all it asks for)"
     elif limit is not None and runtime == limit:
         text += " (its max)"
+    elif capped:
+        text += " (its min plus its borrowing limit)"
     elif runtime < asked:
         text += f"; it asks {q(asked)}: the rest is its siblings' share or their min"
     return text
