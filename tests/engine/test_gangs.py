@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from eq_engine import QuotaEngine
-from eq_engine.decisions.admission import Cause, admissions
+from eq_engine.decisions import Cause, admissions
 from eq_engine.model.gangs import POD_GROUP_KINDS, parse_pod_group
 
 from tests.manifests import load, node, quota, run

@@ -108,6 +108,31 @@ def strategies(odd: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
             "ownerReferences": optional(st.lists(optional(owner), max_size=2)),
         },
     )
+    requirement = st.fixed_dictionaries(
+        {},
+        optional={
+            "key": text,
+            "operator": st.one_of(st.sampled_from(["In", "NotIn", "Exists", "Gt"]), odd),
+            "values": optional(st.lists(text, max_size=2)),
+        },
+    )
+    term = st.fixed_dictionaries(
+        {}, optional={"matchExpressions": optional(st.lists(optional(requirement), max_size=2))}
+    )
+    required = st.fixed_dictionaries(
+        {}, optional={"nodeSelectorTerms": optional(st.lists(optional(term), max_size=2))}
+    )
+    affinity = st.fixed_dictionaries(
+        {},
+        optional={
+            "nodeAffinity": optional(
+                st.fixed_dictionaries(
+                    {},
+                    optional={"requiredDuringSchedulingIgnoredDuringExecution": optional(required)},
+                )
+            )
+        },
+    )
     spec = st.fixed_dictionaries(
         {},
         optional={
@@ -121,6 +146,8 @@ def strategies(odd: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
             "overhead": amounts,
             "resources": optional(block),
             "schedulingGroup": optional(st.fixed_dictionaries({}, optional={"podGroupName": text})),
+            "nodeSelector": optional(st.dictionaries(label_keys, text, max_size=2)),
+            "affinity": optional(affinity),
         },
     )
     status = st.fixed_dictionaries({}, optional={"phase": text, "startTime": timestamp})

@@ -11,9 +11,10 @@ Each reads the engine and returns frozen plans. Must not change the engine's sta
 nothing of how a plan is carried out.
 """
 
-from .admission import Admissions, Blocked, Cause, admissions, queue_order
+from .admission import Admissions, Blocked, admissions
 from .gating import gate_exemption
 from .preemption import GroupPreemption, preemption_plan, preemptions
+from .queueing import Cause, queue_order
 from .reclaim import Candidate, GroupReclaim, Victim, reclaim_plan, reclaims
 from .requeue import Stall, backoff, stalled, started
 from .verdicts import (

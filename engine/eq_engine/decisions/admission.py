@@ -23,93 +23,14 @@ room.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Collection, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 
-from ..model import Pod, QueuePolicy, Requeue, format_quantity, listing, queues
+from ..model import LabelSelector, Pod, QueuePolicy, Requeue, listing, queues
 from ..numbers import NP_USED, USED
 from ..state import Member, Snapshot, gang_minimum, gang_unready
-
-
-def queue_order(pod: Pod) -> tuple[int, float, str]:
-    """Sort key of a group's waiting pods: higher priority first, then older first."""
-    return (-pod.priority, pod.created, pod.key)
-
-
-@dataclass(slots=True)
-class Budget:
-    """What a group may still admit: the headroom of its runtime and of its min. A tally for
-    one decision: admitting a pod adds it to `taken` (and `locked`)."""
-
-    names: Sequence[str]
-    limited: Sequence[bool]
-    """Per resource: the runtime limits it (a resource outside the max is not limited)."""
-    runtime: Sequence[int]
-    taken: list[int]
-    """Used plus admitted and not yet scheduled, per resource."""
-    min: Sequence[int]
-    locked: list[int]
-    """The same for non-preemptible pods, which must fit inside the min."""
-    holders: list[str] = field(default_factory=list)
-    """Pods admitted and not bound yet: named when a pod waits, since they hold the budget."""
-
-    def shortfall(self, request: Sequence[int], fixed: Sequence[int], what: str) -> str | None:
-        """Why `request` (of which `fixed` is non-preemptible) does not fit now; None: it fits.
-        `what` names what asks ("this pod", "gang team-a/job's 4 pods")."""
-        short = [
-            f"runtime {name} {_q(name, limit)}, used or admitted {_q(name, taken)}, "
-            f"{what} {_q(name, want)}"
-            for name, limited, limit, taken, want in zip(
-                self.names, self.limited, self.runtime, self.taken, request, strict=True
-            )
-            if limited and want and taken + want > limit
-        ]
-        short += [
-            f"min {name} {_q(name, floor)}, "
-            f"non-preemptible used or admitted {_q(name, locked)}, {what} {_q(name, want)}"
-            for name, limited, floor, locked, want in zip(
-                self.names, self.limited, self.min, self.locked, fixed, strict=True
-            )
-            if limited and want and locked + want > floor
-        ]
-        if short and self.holders:
-            short.append(f"admitted, not bound yet: {listing(sorted(self.holders))}")
-        return "; ".join(short) or None
-
-    def hold(self, key: str, request: Sequence[int], preemptible: bool) -> None:
-        """Count a pod admitted earlier that the scheduler has not bound yet."""
-        self.take(request, request if not preemptible else [0] * len(request))
-        self.holders.append(key)
-
-    def take(self, request: Sequence[int], fixed: Sequence[int]) -> None:
-        for i, want in enumerate(request):
-            self.taken[i] += want
-            self.locked[i] += fixed[i]
-
-
-class Cause(enum.Enum):
-    """What a pod behind the gate waits for."""
-
-    QUOTA = "waiting for quota"
-    """Room in its group: the pod (or its gang, or a pod ahead of it) does not fit now."""
-    GANG = "waiting"
-    """Its gang, which cannot be judged yet (too few pods, no minimum, several groups)."""
-    REQUEUED = "requeued"
-    """Its gang's backoff: taken back whole for not starting in time (`requeue`)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Wait:
-    """Why one pod waits: its cause, and the numbers or the gang that make it wait."""
-
-    cause: Cause
-    detail: str
-
-    @property
-    def message(self) -> str:
-        """As the pod's Event says it: `waiting for quota: team-a needs cpu 500m more ...`."""
-        return f"{self.cause.value}: {self.detail}"
+from . import placing
+from .queueing import Budget, Cause, Entry, Wait, queue_order
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,21 +65,9 @@ class Admissions:
     """Only groups where gangs wait (each gang once, whatever its pods)."""
     blocked: dict[str, Blocked] = field(default_factory=dict)
     """By group: the entry that holds its queue (`decisions.preemption` reads it)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One place in a group's queue: a pod, or the pods of a gang not admitted yet (in queue
-    order), of which the first `minimum` go together."""
-
-    pods: tuple[tuple[Pod, Sequence[int]], ...]
-    gang: str = ""
-    """The gang's `namespace/name`; empty: a single pod."""
-    minimum: int = 1
-
-    @property
-    def order(self) -> tuple[int, float, str]:
-        return queue_order(self.pods[0][0])
+    placed: dict[str, str] = field(default_factory=dict)
+    """Pod key to the group of its pools it goes to, for the admitted pods that may use several
+    (`placing`): the operator labels it and narrows its node affinity to the group's pool."""
 
 
 def admit(
@@ -276,14 +185,19 @@ def admissions(
     holding: Collection[str] = (),
     requeued: Mapping[str, Requeue] | None = None,
     now: float = 0.0,
+    placed: Mapping[str, str] | None = None,
+    selectors: Mapping[str, LabelSelector] | None = None,
 ) -> Admissions:
-    """For every group with pods behind the admission gate: which may go now (`admit`).
+    """For every group with pods behind the admission gate: which may go now (`admit`), and
+    which pool's group each pod that may use several goes to (`placing`).
 
     `holding`: pods the edge admitted a moment ago. Those the scheduler has not bound yet
     count as taken, also while the watch still shows their gate, so calling this again
     after the edge lifted the gates admits nobody twice. An unbound pod not in `holding`
     counts only once bound. `requeued`: gangs taken back whole (by key), each waiting until its
     `until` (seconds since the epoch; `now` is the time) without a place in its group's queue.
+    `placed`: the group given a moment ago to each held pod of several pools, until the watch
+    shows it there. `selectors`: each node pool's node selector, by tree id.
     """
     accounts, pods, gated, gangs_of = (
         snapshot.accounts,
@@ -291,17 +205,34 @@ def admissions(
         snapshot.gated,
         snapshot.gangs,
     )
-    members_of = snapshot.members
+    catalog = accounts.tree.catalog
+    placed = placed or {}
     queued: dict[int, list[Entry]] = {}
+    choosing: list[placing.Choosing] = []
     waiting: dict[str, Wait] = {}
     counts: dict[str, int] = {}
     gang_counts: dict[str, int] = {}
     gangs: set[str] = set()
+
+    def enqueue(group: int, entry: Entry) -> None:
+        """Into its group's queue, or among those choosing a pool."""
+        pod = entry.pods[0][0]
+        pools = catalog.pools_of(catalog.home(pod).group) if catalog.pool_lists else ()
+        if not pools or pod.pool_quota in pools:
+            queued.setdefault(group, []).append(entry)
+            return
+        index = accounts.tree.index
+        went = _gang_pool(snapshot, pod, placed, pools) if entry.gang == "" else None
+        candidates = (index[went],) if went else tuple(index[name] for name in pools)
+        core = [p for p, _ in entry.pods[: entry.minimum]]
+        usable = placing.pools_for(core, candidates, accounts, selectors or {})
+        choosing.append(placing.Choosing(entry, usable, catalog.home(pod).group))
+
     for key in gated - set(holding):
         member = pods[key]
         gang = member.pod.gang
         if gang is None or _admitted(gangs_of[gang.key], gated, pods, holding):
-            queued.setdefault(member.group, []).append(Entry(((member.pod, member.request),)))
+            enqueue(member.group, Entry(((member.pod, member.request),)))
         elif gang.key not in gangs:
             gangs.add(gang.key)
             members = sorted(
@@ -321,43 +252,100 @@ def admissions(
                     gang.name,
                     gang_minimum(snapshot, gang.key, members) or 1,
                 )
-                queued.setdefault(member.group, []).append(entry)
+                enqueue(member.group, entry)
             else:
                 waiting.update((m.pod.key, outside) for m in members)
                 names = [accounts.tree.groups[m.group].name for m in members]
                 _add(counts, {name: names.count(name) for name in names})
                 _add(gang_counts, dict.fromkeys(names, 1))
+    budgets: dict[int, tuple[Budget, list[str]]] = {}
+
+    def budget_of(group: int) -> Budget:
+        if group not in budgets:
+            budgets[group] = _budget(snapshot, group, holding, placed)
+        return budgets[group][0]
+
     admitted: list[str] = []
     blocked: dict[str, Blocked] = {}
+    busy: dict[int, str] = {}
     for group, queue in queued.items():
-        budget = Budget(
-            names=accounts.names,
-            limited=accounts.has_runtime[group].tolist(),
-            runtime=accounts.runtime[group].tolist(),
-            taken=accounts.total[group, accounts.block(USED)].tolist(),
-            # Koordinator's check: the min as written. The scaled one shrinks with a lending
-            # parent's runtime while its other children are idle, and would hold back the
-            # very group that wants its guarantee.
-            min=accounts.min[group].tolist(),
-            locked=accounts.total[group, accounts.block(NP_USED)].tolist(),
-        )
+        budget = budget_of(group)
         policy = accounts.tree.groups[group].queue
-        unstarted = []
-        for member in members_of[group]:
-            pod = member.pod
-            if pod.key in holding and not pod.scheduled:
-                budget.hold(pod.key, member.request, pod.preemptible)
-                unstarted.append(pod.key)
-            elif policy.wait_for_running and pod.scheduled and pod.phase != "Running":
-                unstarted.append(pod.key)
         name = accounts.tree.groups[group].name
-        decided = admit(name, budget, queue, policy, unstarted)
+        decided = admit(name, budget, queue, policy, budgets[group][1])
         admitted += decided.admitted
         waiting.update(decided.waiting)
         _add(counts, decided.waiting_per_group)
         _add(gang_counts, decided.gangs_waiting_per_group)
         blocked.update(decided.blocked)
-    return Admissions(tuple(admitted), waiting, counts, gang_counts, blocked)
+        if decided.waiting and policy.block:
+            busy[group] = f"its own {decided.waiting_per_group[name]} waiting pods go first"
+    chosen = placing.place(
+        choosing, budget_of, accounts, {k: m.group for k, m in pods.items()}, busy
+    )
+    admitted += chosen.admitted
+    waiting.update(chosen.waiting)
+    for choice in choosing:
+        entry = choice.entry
+        counted = accounts.tree.groups[pods[entry.pods[0][0].key].group].name
+        left = sum(pod.key in chosen.waiting for pod, _ in entry.pods)
+        _add(counts, {counted: left} if left else {})
+        _add(gang_counts, {counted: 1} if entry.gang and left else {})
+    return Admissions(tuple(admitted), waiting, counts, gang_counts, blocked, chosen.placed)
+
+
+def _budget(
+    snapshot: Snapshot, group: int, holding: Collection[str], placed: Mapping[str, str]
+) -> tuple[Budget, list[str]]:
+    """What `group` may still admit, counting the pods admitted a moment ago that are not
+    bound yet (those placed in another pool's group count there); and the pods it admitted
+    that do not run yet (for `wait-for-pods-running`)."""
+    accounts = snapshot.accounts
+    name = accounts.tree.groups[group].name
+    budget = Budget(
+        names=accounts.names,
+        limited=accounts.has_runtime[group].tolist(),
+        runtime=accounts.runtime[group].tolist(),
+        taken=accounts.total[group, accounts.block(USED)].tolist(),
+        # Koordinator's check: the min as written. The scaled one shrinks with a lending
+        # parent's runtime while its other children are idle, and would hold back the
+        # very group that wants its guarantee.
+        min=accounts.min[group].tolist(),
+        locked=accounts.total[group, accounts.block(NP_USED)].tolist(),
+    )
+    policy = accounts.tree.groups[group].queue
+    unstarted = []
+    for member in snapshot.members[group]:
+        pod = member.pod
+        if pod.key in holding and not pod.scheduled:
+            if placed.get(pod.key, name) == name:
+                budget.hold(pod.key, member.request, pod.preemptible)
+                unstarted.append(pod.key)
+        elif policy.wait_for_running and pod.scheduled and pod.phase != "Running":
+            unstarted.append(pod.key)
+    for key, there in placed.items():
+        elsewhere = snapshot.pods.get(key)
+        if elsewhere is None or there != name or elsewhere.group == group or key not in holding:
+            continue
+        if not elsewhere.pod.scheduled:
+            request = placing.request_in(accounts, [elsewhere.pod], group)
+            budget.hold(key, request, elsewhere.pod.preemptible)
+            unstarted.append(key)
+    return budget, unstarted
+
+
+def _gang_pool(
+    snapshot: Snapshot, pod: Pod, placed: Mapping[str, str], pools: Sequence[str]
+) -> str | None:
+    """The pool group a pod's gang went to already, if any: its later pods go there too."""
+    if pod.gang is None:
+        return None
+    for key in snapshot.gangs[pod.gang.key]:
+        other = snapshot.pods[key].pod
+        went = other.pool_quota if other.pool_quota in pools else placed.get(key)
+        if went in pools:
+            return went
+    return None
 
 
 def _admitted(
@@ -393,7 +381,3 @@ def _sums(pods: Sequence[tuple[Pod, Sequence[int]]], width: int) -> tuple[list[i
             if not pod.preemptible:
                 fixed[i] += want
     return request, fixed
-
-
-def _q(name: str, amount: int) -> str:
-    return format_quantity(name, amount)

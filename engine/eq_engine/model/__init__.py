@@ -37,7 +37,7 @@ from .quantities import (
     to_canonical,
 )
 from .queues import QueuePolicy, queue_policy
-from .selectors import LabelSelector, Requirement, parse_selector
+from .selectors import LabelSelector, Requirement, may_use, parse_selector, satisfiable
 from .status import Changes, GroupStatus
 
 __all__ = [
@@ -74,6 +74,7 @@ __all__ = [
     "keys",
     "limits",
     "listing",
+    "may_use",
     "pack_uid",
     "parse_disruption_budget",
     "parse_pod_group",
@@ -82,5 +83,6 @@ __all__ = [
     "queue_policy",
     "queues",
     "resource_list",
+    "satisfiable",
     "to_canonical",
 ]

@@ -39,6 +39,11 @@ STRICT_MAX_KEYS: Final = PREFIX + "max-strict-check-resource-keys"  # max must c
 # resource lists as shared-weight is.
 LENDING_LIMIT: Final = OWN_PREFIX + "lending-limit"  # at most this much of its min is ever lent
 BORROWING_LIMIT: Final = OWN_PREFIX + "borrowing-limit"  # runtime at most min plus this
+POOLS: Final = OWN_PREFIX + "pools"  # its pods go to one of these groups (JSON list, in order),
+# each in its own tree: the first with room without borrowing, else with borrowing
+
+# Pod label, written by the operator: the group of `pools` its gate chose for the pod.
+POOL_QUOTA: Final = OWN_PREFIX + "pool-quota"
 
 # ElasticQuota annotations, written by the operator.
 RUNTIME: Final = PREFIX + "runtime"

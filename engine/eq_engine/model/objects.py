@@ -18,6 +18,7 @@ from .gangs import GangRef
 from .quantities import ResourceList
 from .queues import DEFAULT as DEFAULT_QUEUE
 from .queues import QueuePolicy
+from .selectors import Requirement
 
 
 def pack_uid(uid: str) -> str | int:
@@ -72,6 +73,8 @@ class Quota:
     """The `lending-limit` annotation: the most of its min it lends, per resource; None: absent."""
     borrowing_limit: ResourceList | None = None
     """The `borrowing-limit` annotation: the most its runtime exceeds its min by; None: absent."""
+    pools: tuple[str, ...] = ()
+    """The `pools` annotation: the groups, in order, one of which each of its pods goes to."""
 
     @property
     def ref(self) -> str:
@@ -120,6 +123,10 @@ class Pod(msgspec.Struct, frozen=True, gc=False):
     ready: bool = False
     """Its `Ready` condition is True: running, and passing its readiness probes (a pod without
     any is Ready once its containers run). A gang has started once its minimum is."""
+    node_terms: tuple[tuple[Requirement, ...], ...] | None = None
+    """The nodes it may go to by its `nodeSelector` and required node affinity: any of these
+    terms, each a list of requirements on node labels; None: any node. Read for the pods that
+    may go to several node pools, which skip a pool none of whose nodes they may go to."""
 
     @property
     def name(self) -> str:
@@ -138,6 +145,11 @@ class Pod(msgspec.Struct, frozen=True, gc=False):
     @property
     def preemptible(self) -> bool:
         return self.preemptible_label != "false"
+
+    @property
+    def pool_quota(self) -> str | None:
+        """The group of its group's `pools` the gate chose for it (the operator's label)."""
+        return self.labels.get(keys.POOL_QUOTA)
 
     @property
     def gate_opt_out(self) -> bool:

@@ -10,7 +10,7 @@ caller says what it means there. A selector is checked as the API server checks 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .errors import ObjectError
@@ -114,3 +114,38 @@ def _requirement(entry: object, at: str, report: Callable[[str, str], ObjectErro
     if operator not in _WITH_VALUES and values:
         raise fail(".values", f"must be empty when the operator is {operator}")
     return Requirement(key, operator, tuple(values))
+
+
+def satisfiable(requirements: Iterable[Requirement]) -> bool:
+    """Whether some value (or its absence) of one label meets every requirement on it."""
+    allowed: set[str] | None = None
+    excluded: set[str] = set()
+    present = absent = False
+    for r in requirements:
+        if r.operator == "In":
+            allowed = set(r.values) if allowed is None else allowed & set(r.values)
+        elif r.operator == "NotIn":
+            excluded |= set(r.values)
+        elif r.operator == "DoesNotExist":
+            absent = True
+        elif r.operator in ("Exists", "Gt", "Lt"):
+            present = True
+    if absent:
+        return allowed is None and not present
+    return allowed is None or bool(allowed - excluded)
+
+
+def may_use(node_terms: Sequence[Sequence[Requirement]] | None, selector: LabelSelector) -> bool:
+    """Whether a pod of these node constraints (`Pod.node_terms`: any term, each a list of
+    requirements) may go to some node `selector` selects, as far as labels tell: a term whose
+    requirements on a label contradict the selector's excludes the selector's nodes."""
+    if node_terms is None:
+        return True
+    theirs = selector.requirements
+    return any(
+        all(
+            satisfiable([r for r in term if r.key == key] + [r for r in theirs if r.key == key])
+            for key in {r.key for r in theirs}
+        )
+        for term in node_terms
+    )

@@ -248,28 +248,13 @@ class Accounting:
             rows, starts, owners = tree.children_of(parents)
             if not len(rows):
                 continue
-            runs = Runs.of(starts, len(rows), len(self.names))
-            scalable = self.has_runtime[owners] & self.min_scaling
-            if depth == 0:  # a root scales only what its total has; the rest keep their min
-                scalable &= self.pooled[owners]
-            parent_total = runs.flat(np.where(self.has_runtime[owners], self.runtime[owners], 0))
-            effective_min = scale_min(
-                total=parent_total,
-                scalable=runs.flat(scalable),
-                min_=runs.flat(self.min[rows]),
-                runs=runs,
+            runtime, effective_min = self._shares(
+                rows,
+                starts,
+                owners,
+                self.runtime[owners],
+                self.passed_up[rows, self.block(REQUEST)],
             )
-            flat_runtime = split(
-                total=parent_total,
-                request=runs.flat(self.passed_up[rows, self.block(REQUEST)]),
-                min_=effective_min,
-                weight=runs.flat(self.weight[rows]),
-                kept=runs.flat(self.kept[rows]),
-                tie_rank=runs.per_child(self.tie_rank[rows]),
-                runs=runs,
-            )
-            runtime = np.where(self.has_runtime[rows], runs.matrix(flat_runtime), 0)
-            effective_min = runs.matrix(effective_min)
             shifted = (effective_min != self.effective_min[rows]).any(axis=1)
             moved = (runtime != self.runtime[rows]).any(axis=1) | shifted
             shifted_min.update(rows[shifted].tolist())
@@ -279,6 +264,67 @@ class Accounting:
             if moved_rows:  # their own children's split reruns, if they have any
                 rerun.setdefault(depth + 1, set()).update(moved_rows)
         return changed, shifted_min
+
+    def _shares(
+        self, rows: Index, starts: Index, owners: Index, totals: Amounts, requests: Amounts
+    ) -> tuple[Amounts, Amounts]:
+        """The runtime and effective min of the children `rows` of `owners` (each owner's
+        run starting at `starts`), their parents having `totals` and they asking `requests`
+        (as passed up)."""
+        runs = Runs.of(starts, len(rows), len(self.names))
+        scalable = self.has_runtime[owners] & self.min_scaling
+        roots = self.tree.depth[owners] == 0
+        scalable[roots] &= self.pooled[owners[roots]]  # a root scales only what its total has
+        parent_total = runs.flat(np.where(self.has_runtime[owners], totals, 0))
+        effective_min = scale_min(
+            total=parent_total,
+            scalable=runs.flat(scalable),
+            min_=runs.flat(self.min[rows]),
+            runs=runs,
+        )
+        flat_runtime = split(
+            total=parent_total,
+            request=runs.flat(requests),
+            min_=effective_min,
+            weight=runs.flat(self.weight[rows]),
+            kept=runs.flat(self.kept[rows]),
+            tie_rank=runs.per_child(self.tie_rank[rows]),
+            runs=runs,
+        )
+        runtime = np.where(self.has_runtime[rows], runs.matrix(flat_runtime), 0)
+        return runtime, runs.matrix(effective_min)
+
+    def runtime_with(self, group: int, more: Amounts) -> Amounts:
+        """The group's runtime were it to ask for `more` besides what it asks: its request and
+        its ancestors' raised by it, every split on the way down run again. Pure: nothing here
+        changes (the gate weighs a pod's place in a group it is not counted in)."""
+        path = [group]
+        while (parent := int(self.tree.parent_index[path[-1]])) >= 0:
+            path.append(parent)
+        path.reverse()  # root first
+        request_block = self.block(REQUEST)
+        passed = self.passed_up[path, request_block].copy()
+        asked = self.total[group, request_block] + more  # before its kept min raises it
+        for step in range(len(path) - 1, 0, -1):  # bottom-up: what each passes up now
+            node = path[step]
+            raised = np.maximum(asked, self.kept[node])
+            passed[step] = np.where(self.ceiling[node], np.minimum(raised, self.cap[node]), raised)
+            parent = path[step - 1]
+            asked = (
+                self.total[parent, request_block]
+                + passed[step]
+                - self.passed_up[node, request_block]
+            )
+        runtime = self.runtime[path[0]]
+        for step in range(1, len(path)):  # top-down: the splits on the way
+            parent, node = path[step - 1], path[step]
+            rows, starts, owners = self.tree.children_of(np.array([parent], dtype=np.intp))
+            requests = self.passed_up[rows, request_block].copy()
+            requests[rows == node] = passed[step]
+            shares, _ = self._shares(rows, starts, owners, runtime[None, :], requests)
+            runtime = shares[rows == node][0]
+        found: Amounts = runtime
+        return found
 
 
 def _capped(

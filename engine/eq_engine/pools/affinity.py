@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
-from ..model import LabelSelector, ObjectError, Requirement
+from ..model import LabelSelector, ObjectError, Requirement, satisfiable
 
 REQUIRED: Final = "requiredDuringSchedulingIgnoredDuringExecution"
 _PATH: Final = ("affinity", "nodeAffinity", REQUIRED)
@@ -127,7 +127,7 @@ def _term_conflict(
     for key in dict.fromkeys(r.key for r in selector.requirements):
         theirs = [r for r in selector.requirements if r.key == key]
         mine = [(at, r) for at, r in own if r.key == key]
-        if mine and not _satisfiable([r for _, r in mine] + theirs):
+        if mine and not satisfiable([r for _, r in mine] + theirs):
             written = ", ".join(f"matchExpressions[{at}] ({r})" for at, r in mine)
             needed = ", ".join(str(r) for r in theirs)
             return f"{_WONT}{_TERMS}[{index}] {written} excludes the nodes of {pool} ({needed})"
@@ -144,22 +144,3 @@ def _readable(expressions: Sequence[Any]) -> Iterable[Requirement]:
             yield Requirement(key, operator, tuple(str(value) for value in values or ()))
         else:
             yield Requirement("", "")
-
-
-def _satisfiable(requirements: Iterable[Requirement]) -> bool:
-    """Whether some value (or its absence) of one label meets every requirement on it."""
-    allowed: set[str] | None = None
-    excluded: set[str] = set()
-    present = absent = False
-    for r in requirements:
-        if r.operator == "In":
-            allowed = set(r.values) if allowed is None else allowed & set(r.values)
-        elif r.operator == "NotIn":
-            excluded |= set(r.values)
-        elif r.operator == "DoesNotExist":
-            absent = True
-        elif r.operator in ("Exists", "Gt", "Lt"):
-            present = True
-    if absent:
-        return allowed is None and not present
-    return allowed is None or bool(allowed - excluded)

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import msgspec
 
-from ..model import ResourceList, resource_list
+from ..model import Requirement, ResourceList, resource_list
 from .raw import RawMeta
 
 
@@ -84,6 +84,32 @@ class PodFields(msgspec.Struct, frozen=True):
     """`spec.schedulingGroup.podGroupName`; empty: none."""
     ready: bool
     """Its `Ready` condition is True."""
+    node_terms: NodeTerms | None = None
+    """Its `nodeSelector` and required node affinity (`node_terms`); None: neither."""
+
+
+NodeTerms = tuple[tuple[Requirement, ...], ...]
+"""The nodes a pod may go to: any of these terms, each a list of requirements on node labels."""
+
+RequirementItems = tuple[tuple[str, str, tuple[str, ...]], ...]
+
+
+@lru_cache(maxsize=4096)
+def node_terms(
+    selector: tuple[tuple[str, str], ...], terms: tuple[RequirementItems, ...] | None
+) -> NodeTerms | None:
+    """A pod's `spec.nodeSelector` (items) and its required node affinity's terms as
+    (key, operator, values) items, as one list of terms a node must meet one of: the selector
+    joins each term (Kubernetes ANDs the two). None when the pod has neither; one object for
+    the pods of a workload."""
+    if not selector and terms is None:
+        return None
+    chosen = tuple(Requirement(key, "In", (value,)) for key, value in selector)
+    if not terms:
+        return (chosen,)
+    return tuple(
+        chosen + tuple(Requirement(key, op, values) for key, op, values in term) for term in terms
+    )
 
 
 class NodeFields(msgspec.Struct, frozen=True):

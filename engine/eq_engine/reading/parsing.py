@@ -20,7 +20,15 @@ import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from ..model import ObjectError, ResourceList, resource_list
-from .fields import ElasticQuotaFields, MetadataFields, NodeFields, PodFields, canonical
+from .fields import (
+    ElasticQuotaFields,
+    MetadataFields,
+    NodeFields,
+    PodFields,
+    RequirementItems,
+    canonical,
+    node_terms,
+)
 from .raw import RawElasticQuota, RawNode, RawPod
 from .requests import ContainerRequests, pod_request, shared
 
@@ -92,8 +100,38 @@ class _SchedulingGroup(_Model):
     pod_group_name: str = Field("", alias="podGroupName")
 
 
+class _NodeSelectorRequirement(_Model):
+    key: str = ""
+    operator: str = ""
+    values: list[str] = Field(default_factory=list)
+
+
+class _NodeSelectorTerm(_Model):
+    match_expressions: list[_NodeSelectorRequirement] = Field(
+        default_factory=list, alias="matchExpressions"
+    )
+
+
+class _NodeSelector(_Model):
+    node_selector_terms: list[_NodeSelectorTerm] = Field(
+        default_factory=list, alias="nodeSelectorTerms"
+    )
+
+
+class _NodeAffinity(_Model):
+    required: _NodeSelector | None = Field(
+        None, alias="requiredDuringSchedulingIgnoredDuringExecution"
+    )
+
+
+class _Affinity(_Model):
+    node_affinity: _NodeAffinity | None = Field(None, alias="nodeAffinity")
+
+
 class _PodSpec(_Model):
     node_name: str = Field("", alias="nodeName")
+    node_selector: dict[str, str] = Field(default_factory=dict, alias="nodeSelector")
+    affinity: _Affinity | None = None
     scheduling_group: _SchedulingGroup | None = Field(None, alias="schedulingGroup")
     """Kubernetes 1.36's pod group reference (alpha)."""
     scheduling_gates: list[_Gate] = Field(default_factory=list, alias="schedulingGates")
@@ -233,6 +271,17 @@ def pod_fields(raw: RawPod) -> PodFields:
         request=shared(request),
         scheduling_group=spec.scheduling_group.pod_group_name if spec.scheduling_group else "",
         ready=any(c.type == "Ready" and c.status == "True" for c in parsed.status.conditions),
+        node_terms=node_terms(tuple(spec.node_selector.items()), _required_terms(spec.affinity)),
+    )
+
+
+def _required_terms(affinity: _Affinity | None) -> tuple[RequirementItems, ...] | None:
+    required = affinity.node_affinity.required if affinity and affinity.node_affinity else None
+    if required is None:
+        return None
+    return tuple(
+        tuple((r.key, r.operator, tuple(r.values)) for r in term.match_expressions)
+        for term in required.node_selector_terms
     )
 
 

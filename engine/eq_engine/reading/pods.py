@@ -19,9 +19,17 @@ from typing import Any
 
 from ..model import ObjectError, Pod, ResourceList, gang_of, keys, pack_uid
 from . import validation
-from .fields import PodFields
+from .fields import PodFields, RequirementItems, node_terms
 from .lookups import as_struct, in_units, metadata, moment, read_fields
-from .raw import RawContainer, RawPod, RawPodSpec, RawPodStatus, RawResourceList, RawResources
+from .raw import (
+    RawContainer,
+    RawNodeSelectorTerm,
+    RawPod,
+    RawPodSpec,
+    RawPodStatus,
+    RawResourceList,
+    RawResources,
+)
 from .requests import ContainerRequests, pod_request, shared
 
 
@@ -60,6 +68,7 @@ def _build(fields: PodFields, namespace: str, key: str | None = None) -> Pod:
         gang=gang_of(namespace, meta.labels, meta.annotations, fields.scheduling_group),
         labels=_shared_labels(_label_items(meta.labels)),
         ready=fields.ready,
+        node_terms=fields.node_terms,
     )
 
 
@@ -135,6 +144,8 @@ def fast_pod_fields(raw: RawPod) -> PodFields:
         None if spec.resources is None else _resources(spec.resources),
     )
     group = spec.scheduling_group
+    affinity = spec.affinity.node_affinity if spec.affinity else None
+    required = affinity.required_during_scheduling_ignored_during_execution if affinity else None
     return PodFields(
         meta=meta,
         node_name=spec.node_name or "",
@@ -145,4 +156,14 @@ def fast_pod_fields(raw: RawPod) -> PodFields:
         request=request,
         scheduling_group=(group.pod_group_name or "") if group else "",
         ready=any(c.type == "Ready" and c.status == "True" for c in status.conditions or ()),
+        node_terms=node_terms(
+            tuple(spec.node_selector.items()) if spec.node_selector else (),
+            None if required is None else tuple(map(_term, required.node_selector_terms or ())),
+        ),
+    )
+
+
+def _term(term: RawNodeSelectorTerm) -> RequirementItems:
+    return tuple(
+        (r.key or "", r.operator or "", tuple(r.values or ())) for r in term.match_expressions or ()
     )

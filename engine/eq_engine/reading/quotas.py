@@ -65,6 +65,9 @@ def _build(fields: ElasticQuotaFields) -> Quota:
     strict_keys = _json_annotation(fields, keys.STRICT_MAX_KEYS) or []
     if not isinstance(strict_keys, list) or not all(isinstance(k, str) for k in strict_keys):
         raise _annotation_error(fields, keys.STRICT_MAX_KEYS, "expected a JSON list of resources")
+    pools = _json_annotation(fields, keys.POOLS) or []
+    if not isinstance(pools, list) or not all(isinstance(n, str) for n in pools):
+        raise _annotation_error(fields, keys.POOLS, "expected a JSON list of ElasticQuota names")
     parent_labels = (labels.get(keys.PARENT), labels.get(keys.PARENT_SEED))
     return Quota(
         name=meta.name,
@@ -87,6 +90,7 @@ def _build(fields: ElasticQuotaFields) -> Quota:
         queue=queue_policy(labels, meta.annotations),
         lending_limit=_resource_list_annotation(fields, keys.LENDING_LIMIT),
         borrowing_limit=_resource_list_annotation(fields, keys.BORROWING_LIMIT),
+        pools=tuple(pools),
     )
 
 
@@ -97,6 +101,7 @@ _READ_ANNOTATIONS: Final = (
     keys.TOTAL_RESOURCE,
     keys.LENDING_LIMIT,
     keys.BORROWING_LIMIT,
+    keys.POOLS,
     queues.WAIT_FOR_PODS_RUNNING,
     queues.PREEMPTION,
     queues.MAX_DEPTH,

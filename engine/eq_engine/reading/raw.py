@@ -90,8 +90,33 @@ class RawSchedulingGroup(msgspec.Struct, frozen=True, omit_defaults=True, rename
     pod_group_name: str | None = None
 
 
+class RawNodeSelectorRequirement(msgspec.Struct, frozen=True, omit_defaults=True):
+    key: str | None = None
+    operator: str | None = None
+    values: Sequence[str] | None = None
+
+
+class RawNodeSelectorTerm(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    match_expressions: Sequence[RawNodeSelectorRequirement] | None = None
+
+
+class RawNodeSelector(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    node_selector_terms: Sequence[RawNodeSelectorTerm] | None = None
+
+
+class RawNodeAffinity(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    required_during_scheduling_ignored_during_execution: RawNodeSelector | None = None
+
+
+class RawAffinity(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
+    node_affinity: RawNodeAffinity | None = None
+
+
 class RawPodSpec(msgspec.Struct, frozen=True, omit_defaults=True, rename="camel"):
     node_name: str | None = None
+    node_selector: Mapping[str, str] | None = None
+    affinity: RawAffinity | None = None
+    """Its required node affinity: which node pools a pod that may go to several may use."""
     scheduling_group: RawSchedulingGroup | None = None
     scheduling_gates: Sequence[RawSchedulingGate] | None = None
     priority: int | None = None

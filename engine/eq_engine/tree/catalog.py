@@ -35,6 +35,8 @@ class Catalog:
     pooled: ResourceList = field(default_factory=dict)
     """What the pools take from the default tree's total: every pool's total but those of
     roots labelled `ignore-default-tree` (Koordinator's handling of a tree's root)."""
+    pool_lists: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """The groups that list `pools`, to their lists as written."""
 
     def tree_total(self, tree_id: str, capacity: Mapping[str, int]) -> dict[str, int]:
         """What tree `tree_id` splits: its pool's total, or for the default tree the cluster's
@@ -111,6 +113,32 @@ class Catalog:
 
     def membership(self, pod: Pod) -> Membership:
         """The group a pod belongs to, by which rule, and a problem if its label misleads.
+
+        Its home group (`home`), unless that group lists `pools`: then the one of them its gate
+        chose (the operator's `pool-quota` label), or, until it chooses, the first of them,
+        where its request counts while it waits.
+        """
+        home = self.home(pod)
+        pools = self.pools_of(home.group)
+        if not pools:
+            return home
+        listed = f"its group {home.group} lists {keys.POOLS} {', '.join(pools)}"
+        if pod.pool_quota in pools:
+            return Membership(
+                pod.pool_quota, f"{listed}; its gate chose {pod.pool_quota}", home.problem
+            )
+        return Membership(
+            pools[0], f"{listed}; counted in the first until its gate chooses", home.problem
+        )
+
+    def pools_of(self, group: str) -> tuple[str, ...]:
+        """The groups of `group`'s `pools` annotation that a pod may go to: those that exist
+        and are not parents, in its order."""
+        listed = self.pool_lists.get(group, ())
+        return tuple(n for n in listed if self.exists(n) and not self.is_parent(n))
+
+    def home(self, pod: Pod) -> Membership:
+        """The group a pod's labels and namespace give it, by which rule.
 
         System namespaces first, then the pod's label, then the namespace's group (an
         ElasticQuota named like the namespace, else one listing it in its `namespaces`
@@ -222,6 +250,7 @@ def build_catalog(quotas: Iterable[Quota], config: EngineConfig) -> Catalog:
         problems=tuple(problems),
         pools=pools,
         pooled=pooled,
+        pool_lists={name: quota.pools for name, quota in unique.items() if quota.pools},
     )
 
 

@@ -102,7 +102,7 @@ class Tree:
     catalog: Catalog
     problems: tuple[Problem, ...] = field(default=())
     """The links the tree had to repair (see the module's docstring), and the catalog's."""
-    _group_by_labels: dict[tuple[str, tuple[str | None, str | None]], int] = field(
+    _group_by_labels: dict[tuple[str, tuple[str | None, ...]], int] = field(
         default_factory=dict, compare=False, repr=False
     )
     """The group of the pods of a namespace with the same quota labels, once found without a
@@ -149,7 +149,7 @@ class Tree:
 
     def group_of(self, pod: Pod) -> tuple[int, Problem | None]:
         """The index of the group a pod belongs to (`Catalog.group_of`), and any problem."""
-        alike = (pod.namespace, pod.quota_labels)
+        alike = (pod.namespace, (*pod.quota_labels, pod.pool_quota))
         found = self._group_by_labels.get(alike)
         if found is not None:
             return found, None

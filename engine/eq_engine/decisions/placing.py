@@ -1,0 +1,163 @@
+"""Pods that may run in any of several node pools: which pool's group the gate gives each.
+
+A group that lists `pools` (`keys.POOLS`: groups, in order, each in a tree of its own) holds no
+pods itself: each of its pods goes to one of them. Until the gate chooses, a pod is counted in
+the first, where its request stands and reclaim makes room for it (`Catalog.membership`). Each
+round, once every group's own queue is decided (`admission.admit`), the gate takes these pods
+most important first and gives each the first of its pools whose group has room for it within
+its min, without borrowing; else the first whose group has room within its runtime, borrowing.
+A group's room counts what the pod would add to its request (`Accounting.runtime_with`), so an
+idle pool's group has room for it up to its share. It skips a pool none of whose nodes the
+pod's own node selector and affinity let it go to, and a group whose own pods wait (those came
+first). A gang goes whole to one pool, and its later pods to the pool it went to. The operator
+labels each pod with the group chosen (`keys.POOL_QUOTA`) and narrows its node affinity to that
+pool as it lifts the gate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model import LabelSelector, Pod, may_use
+from ..numbers import Accounting
+from ..numbers.integers import amounts
+from .queueing import Budget, Cause, Entry, Wait, queue_order
+
+
+@dataclass(frozen=True, slots=True)
+class Choosing:
+    """An entry of pods that may go to any of `pools` (group indices, in order)."""
+
+    entry: Entry
+    pools: tuple[int, ...]
+    home: str
+    """The group that lists the pools."""
+
+
+@dataclass
+class Placed:
+    """What the gate made of the pods choosing a pool, one round."""
+
+    admitted: list[str] = dataclasses.field(default_factory=list)
+    placed: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Pod key to the group it goes to."""
+    waiting: dict[str, Wait] = dataclasses.field(default_factory=dict)
+
+
+def pools_for(
+    pods: Sequence[Pod],
+    pools: Sequence[int],
+    accounts: Accounting,
+    selectors: Mapping[str, LabelSelector],
+) -> tuple[int, ...]:
+    """The groups of `pools` whose pool every one of `pods` may go to: a tree without a
+    selector (the default tree, a tree no profile makes) takes any pod."""
+    groups = accounts.tree.groups
+    return tuple(
+        group
+        for group in pools
+        if (selector := selectors.get(groups[group].tree_id)) is None
+        or all(may_use(pod.node_terms, selector) for pod in pods)
+    )
+
+
+def request_in(accounts: Accounting, pods: Sequence[Pod], group: int) -> list[int]:
+    """What `pods` together would count for in `group`: their requests on its resources."""
+    keys = accounts.request_keys[group]
+    total = [0] * len(keys)
+    for pod in pods:
+        for i, amount in enumerate(amounts(pod.request, accounts.names).tolist()):
+            total[i] += amount if keys[i] else 0
+    return total
+
+
+def place(
+    choosing: Sequence[Choosing],
+    budget_of: Callable[[int], Budget],
+    accounts: Accounting,
+    counted: Mapping[str, int],
+    busy: Mapping[int, str],
+) -> Placed:
+    """Give each entry of `choosing`, most important first, a group of its pools (see the
+    module). `budget_of`: a group's budget as its own queue left it, taken from as pods are
+    placed; `counted`: each pod's group now; `busy`: groups whose own pods wait, and why."""
+    result = Placed()
+    names = [group.name for group in accounts.tree.groups]
+    added: dict[int, list[int]] = {}  # placed this round where they are not counted
+    for choice in sorted(choosing, key=lambda c: c.entry.order):
+        entry = choice.entry
+        core = [pod for pod, _ in entry.pods[: entry.minimum]]
+        what = (
+            f"gang {entry.gang} ({len(entry.pods)} pods seen, minimum {entry.minimum})"
+            if entry.gang
+            else "this pod"
+        )
+        reasons: list[str] = []
+        chosen: int | None = None
+        borrowing: int | None = None
+        for group in choice.pools:
+            if group in busy:
+                reasons.append(f"{names[group]}: {busy[group]}")
+                continue
+            request = request_in(accounts, core, group)
+            fixed = request_in(accounts, [p for p in core if not p.preemptible], group)
+            trial = _room(budget_of(group), accounts, group, request, core, counted, added)
+            why = trial.shortfall(request, fixed, what)
+            if why is not None:
+                reasons.append(f"{names[group]} {why}")
+            elif trial.within_min(request):
+                chosen = group
+                break
+            elif borrowing is None:
+                borrowing = group
+        chosen = borrowing if chosen is None else chosen
+        if chosen is None:
+            wait = Wait(
+                Cause.QUOTA, f"no pool of {choice.home} has room: {'; '.join(reasons) or 'none'}"
+            )
+            result.waiting.update((pod.key, wait) for pod, _ in entry.pods)
+            continue
+        budget = budget_of(chosen)
+        request = request_in(accounts, core, chosen)
+        budget.take(request, request_in(accounts, [p for p in core if not p.preemptible], chosen))
+        _admit(result, core, names[chosen])
+        if not all(counted.get(pod.key) == chosen for pod in core):
+            more = added.setdefault(chosen, [0] * len(request))
+            added[chosen] = [a + b for a, b in zip(more, request, strict=True)]
+        for pod in sorted((pod for pod, _ in entry.pods[entry.minimum :]), key=queue_order):
+            request = request_in(accounts, [pod], chosen)
+            fixed = request if not pod.preemptible else [0] * len(request)
+            more = budget.shortfall(request, fixed, "this pod")
+            if more is None:
+                budget.take(request, fixed)
+                _admit(result, [pod], names[chosen])
+            else:
+                result.waiting[pod.key] = Wait(Cause.QUOTA, f"{names[chosen]} {more}")
+    return result
+
+
+def _admit(result: Placed, pods: Sequence[Pod], group: str) -> None:
+    result.admitted.extend(pod.key for pod in pods)
+    result.placed.update((pod.key, group) for pod in pods)
+
+
+def _room(
+    budget: Budget,
+    accounts: Accounting,
+    group: int,
+    request: Sequence[int],
+    pods: Sequence[Pod],
+    counted: Mapping[str, int],
+    added: Mapping[int, Sequence[int]],
+) -> Budget:
+    """The group's budget with the runtime it would have were `pods` counted in it, as well as
+    the pods placed there this round (`added`): as it is where they are counted already."""
+    if all(counted.get(pod.key) == group for pod in pods):
+        return budget
+    more = np.array(request, dtype=np.int64) + np.array(added.get(group, 0), dtype=np.int64)
+    runtime = accounts.runtime_with(group, more).tolist()
+    return dataclasses.replace(budget, runtime=runtime)
