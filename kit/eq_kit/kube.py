@@ -43,6 +43,15 @@ JSON = "application/json"
 """The content type of a plain JSON body, and what the API is asked to answer in."""
 MERGE = "application/merge-patch+json"
 """The content type of a JSON merge patch (RFC 7386): what it holds is set, a `null` removes."""
+JSON_PATCH = "application/json-patch+json"
+"""The content type of a JSON patch (RFC 6902): operations on paths, `test` ones included."""
+
+
+def pointer(key: str) -> str:
+    """`key` as one step of a JSON Pointer (RFC 6901), the paths of a JSON patch:
+    `elastic-quota.dev/pools` as `elastic-quota.dev~1pools`."""
+    return key.replace("~", "~0").replace("/", "~1")
+
 
 _WRITE_TIMEOUT = aiohttp.ClientTimeout(total=WRITE_TIMEOUT)
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9._~/-]*").fullmatch

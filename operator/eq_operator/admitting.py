@@ -36,13 +36,14 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from eq_engine import Pod, Snapshot
 from eq_engine.decisions import Cause, admissions, queue_order
 from eq_engine.model import Requeue
+from eq_engine.pools import KIND, Profile
 from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 
 from .events import Recorder
 from .logs import logger
 from .metrics import Metrics
 from .view import ClusterView, Ref
-from .writing import Writer
+from .writing import Placement, Writer
 
 
 class Admitter:
@@ -57,12 +58,14 @@ class Admitter:
         lifts: int,
         requeued: Callable[[], Mapping[str, Requeue]],
         admitted: dict[str, float],
+        pools: Callable[[], Mapping[str, Profile]] = dict,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`lifts`: gate removals in flight at once (the operator's: its write budget's burst,
         `--api-burst`), so that a burst of admissions is not a queue of round trips;
         `requeued`: the gangs held back after a requeue (`Requeuer.requeues`); `admitted`: where
-        to note each gang whose gates it lifted, and when (`Requeuer` times their start)."""
+        to note each gang whose gates it lifted, and when (`Requeuer` times their start);
+        `pools`: the profile of each node pool, by tree id (`Pools.by_tree`)."""
         self._view, self._writer, self._events, self._metrics = view, writer, events, metrics
         self._hold, self._clock = hold, clock
         self._told: dict[str, Cause] = {}  # waiting pods' causes as their Events say
@@ -72,6 +75,8 @@ class Admitter:
         self._failed: dict[str, Backoff] = {}  # lifts refused or failed, with their backoff
         self._lifting: set[str] = set()  # admitted pods whose lift is not answered yet
         self._lifts = OrderedSlots(lifts)
+        self._pools = pools
+        self._placed: dict[str, str] = {}  # pods of several pools lifted, by the group chosen
         self._rounds: set[asyncio.Task[None]] = set()  # the rounds' lifts still going on
 
     def held(self) -> set[str]:
@@ -83,7 +88,9 @@ class Admitter:
                 del self._lifted[key]
         for key in [key for key in self._failed if engine.pod(key) is None]:
             del self._failed[key]
-        return self._lifted.keys() | self._lifting
+        held = self._lifted.keys() | self._lifting
+        self._placed = {key: group for key, group in self._placed.items() if key in held}
+        return held
 
     @property
     def pending(self) -> bool:
@@ -96,8 +103,14 @@ class Admitter:
         pods' gates (`settled` awaits them); return the groups whose count of waiting pods
         changed."""
         engine, now = self._view.engine, self._clock()
+        pools = self._pools()
         decided = admissions(
-            snapshot, holding=self.held(), requeued=self._requeued(), now=time.time()
+            snapshot,
+            holding=self.held(),
+            requeued=self._requeued(),
+            now=time.time(),
+            placed=self._placed,
+            selectors={tree: profile.node_selector for tree, profile in pools.items()},
         )
         # The decision's pods, read before any await: the watch may change the engine meanwhile.
         pods = [
@@ -112,9 +125,13 @@ class Admitter:
             for key, wait in sorted(decided.waiting.items())
             if self._told.get(key) != wait.cause and (pod := engine.pod(key)) is not None
         }
+        placements = {
+            key: self._placement(snapshot, group, pools) for key, group in decided.placed.items()
+        }
         if pods:
             self._lifting.update(pod.key for pod in pods)
-            lifts = asyncio.create_task(self._lift_all(pods))
+            self._placed.update((key, p.group) for key, p in placements.items())
+            lifts = asyncio.create_task(self._lift_all(pods, placements))
             self._rounds.add(lifts)
             lifts.add_done_callback(self._rounds.discard)
         for key, ref in told.items():
@@ -129,9 +146,18 @@ class Admitter:
         self._metrics.publish_waiting(decided.waiting_per_group, decided.gangs_waiting_per_group)
         return changed
 
-    async def _lift_all(self, pods: list[Pod]) -> None:
+    @staticmethod
+    def _placement(snapshot: Snapshot, group: str, pools: Mapping[str, Profile]) -> Placement:
+        """Where the gate put a pod of several pools: the group, and its tree's node pool."""
+        tree = snapshot.tree
+        profile = pools.get(tree.groups[tree.index[group]].tree_id)
+        if profile is None:
+            return Placement(group, None)
+        return Placement(group, profile.node_selector, f"{KIND} {profile.ref}")
+
+    async def _lift_all(self, pods: list[Pod], placements: Mapping[str, Placement]) -> None:
         """Lift the gates of a round's pods, in its order, then time its gangs' waits."""
-        await asyncio.gather(*map(self._lift, pods))
+        await asyncio.gather(*(self._lift(pod, placements.get(pod.key)) for pod in pods))
         lifted = [pod for pod in pods if pod.key in self._lifted]
         self._time_gangs(lifted)
         now = time.time()
@@ -139,10 +165,10 @@ class Admitter:
             if pod.gang is not None:
                 self._gangs_admitted.setdefault(pod.gang.key, now)
 
-    async def _lift(self, pod: Pod) -> None:
+    async def _lift(self, pod: Pod, placement: Placement | None) -> None:
         try:
             async with self._lifts.slot(queue_order(pod)):
-                lifted = await self._writer.lift_gate(pod)
+                lifted = await self._writer.lift_gate(pod, placement)
         finally:
             self._lifting.discard(pod.key)
         if lifted:

@@ -67,6 +67,7 @@ def assemble(
     requeuer = Requeuer(view, api, sender, events, settings, metrics, gangs_admitted)
     # As many lifts in flight as their budget lets go at once: 16 at a time made at most 16 a
     # round trip (20-30 a second from a real API server answering in 0.5-0.8 s under load).
+    pools = Pools(sender, events, clock=clock)
     admitter = Admitter(
         view,
         writer,
@@ -76,6 +77,7 @@ def assemble(
         lifts=settings.api_burst,
         requeued=requeuer.requeues,
         admitted=gangs_admitted,
+        pools=pools.by_tree,
         clock=clock,
     )
     evictions = Evictions(view, api, events, settings.reclaim, clock=clock)
@@ -84,7 +86,6 @@ def assemble(
         view, evictions, events, settings.reclaim, metrics, admitter.held, requeuer.requeues
     )
     builtins = Builtins(sender, view, settings.engine, clock=clock)
-    pools = Pools(sender, events, clock=clock)
     caches = observing.caches(http, view, pools, namespaces)
     loop = Loop(
         view,

@@ -26,6 +26,7 @@ from eq_engine.pools import (
     RootQuota,
     desired_roots,
     parse_profile,
+    pool_profiles,
     root_body,
     root_patch,
 )
@@ -70,6 +71,10 @@ class Pools:
         """The last reconciling wrote nothing: every root is as its profile wants it, as far as
         the watch shows. Until then the trees are in flux (a root just created has not come
         back yet) and their problems are not reported."""
+
+    def by_tree(self) -> dict[str, Profile]:
+        """The profile of each node pool, by tree id (`pool_profiles`)."""
+        return pool_profiles(self._profiles.values())
 
     # ---------------------------------------------------------------- the watch
 

@@ -39,10 +39,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from eq_engine import Pod
+from eq_engine.model import LabelSelector
+from eq_engine.pools import pool_affinity
 from eq_kit.backoff import FIRST_RETRY, LAST_RETRY, Backoff
 from eq_kit.caching import PODS, QUOTAS
 from eq_kit.decoding import Decode, fields
-from eq_kit.kube import MERGE
+from eq_kit.kube import JSON_PATCH, MERGE
 from eq_kit.throttling import WorkQueue
 from eq_kit.workers import Lane, Pool
 
@@ -64,6 +66,23 @@ class NotHeld:
 
     why: str
     retry_after: ClassVar[float] = 0.0
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The group of its pools the gate chose for a pod, and the node pool's selector (None: a
+    tree of no pool, whose pods may go anywhere)."""
+
+    group: str
+    selector: LabelSelector | None
+    name: str = ""
+    """The pool as warnings name it: `ElasticQuotaProfile ns/name`."""
+
+    def patch(self, raw: Mapping[str, Any]) -> list[dict[str, Any]]:
+        affinity = (
+            [] if self.selector is None else pool_affinity(raw, self.selector, pool=self.name).patch
+        )
+        return patches.placed_in_pool(raw, self.group, affinity)
 
 
 class Writer:
@@ -256,15 +275,25 @@ class Writer:
             case failure:
                 return failure
 
-    async def lift_gate(self, pod: Pod) -> bool:
+    async def lift_gate(self, pod: Pod, placement: Placement | None = None) -> bool:
         """Remove the admission gate from `pod`, keeping any other gate (one attempt: the
         admitter decides again). The API server only lets gates be removed, so a list that
-        went stale meanwhile is refused, never restored."""
-        patch = patches.gate_lifted(pod)
+        went stale meanwhile is refused, never restored. With `placement`, the group of its pools
+        the gate chose: the pod is read, then labelled with it and its node affinity narrowed
+        to its node pool in the same write (`patches.placed_in_pool`)."""
         path = f"{PODS.url(pod.namespace)}/{pod.name}"
 
         async def write() -> NotDone | None:
-            sent = await self._send("PATCH", path, patch, Rank.LOOP, _UNREAD, self._lifts)
+            if placement is None:
+                patch: Any = patches.gate_lifted(pod)
+                content = MERGE
+            else:
+                match await self._sender.read(path):
+                    case Done(raw):
+                        patch, content = placement.patch(raw), JSON_PATCH
+                    case failure:
+                        return failure
+            sent = await self._send("PATCH", path, patch, Rank.LOOP, _UNREAD, self._lifts, content)
             return None if isinstance(sent, Done) else sent
 
         return await self._attempt("Pod", pod.key, None, write)
@@ -294,11 +323,12 @@ class Writer:
         rank: Rank,
         decode: Decode,
         sender: Sender | None = None,
+        content_type: str = MERGE,
     ) -> Sent:
         """`decode`: into the fields read of the answer; `sender`: the writes' own unless
         given. An answer, if with an error, counts as progress."""
         sent = await (sender or self._sender).send(
-            method, path, body, rank=rank, content_type=MERGE, decode=decode
+            method, path, body, rank=rank, content_type=content_type, decode=decode
         )
         if sent.answered:
             self.progress = time.monotonic()

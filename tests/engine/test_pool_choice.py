@@ -9,7 +9,6 @@ borrowing.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any
 
 from eq_engine import QuotaEngine

@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 
 from tests.apiserver import ApiServer
+from tests.manifests import OWN
 from tests.realistic import (
     P,
     admission_review,
@@ -66,6 +67,12 @@ def cluster() -> list[dict[str, Any]]:
         profile("v100", V100),
         *roots,
         group("team-b-v100", "team-b", "v100"),
+        group("team-b-a100", "team-b", "a100"),
+        elastic_quota(
+            "team-b-gpus",
+            "team-b",
+            annotations={OWN + "pools": json.dumps(["team-b-v100", "team-b-a100"])},
+        ),
         elastic_quota("team-c", "team-c", min={"cpu": "4"}, max={"cpu": "8"}),
         node("v100-1", labels={PRODUCT: V100}, extra={"nvidia.com/gpu": "5"}),
     ]
@@ -120,6 +127,18 @@ async def test_a_pod_of_a_pool_tree_gets_the_pools_affinity_and_the_gate(webhook
         {"op": "add", "path": "/spec/schedulingGates", "value": [GATE]},
     ]  # fmt: skip
     assert warnings == []
+
+
+async def test_a_pod_that_may_use_several_pools_is_gated_without_a_pools_affinity(webhook):
+    # the operator narrows its affinity to the pool it chooses, as it lifts the gate
+    patch, warnings = await mutate(webhook, new_pod("team-b", "team-b-gpus"))
+    assert patch == [{"op": "add", "path": "/spec/schedulingGates", "value": [GATE]}]
+    assert warnings == []
+    chosen = new_pod("team-b", "team-b-gpus")
+    chosen["metadata"]["labels"][OWN + "pool-quota"] = "team-b-a100"
+    patch, _ = await mutate(webhook, chosen)
+    a100 = {"matchExpressions": [{"key": PRODUCT, "operator": "In", "values": [A100]}]}
+    assert patch[0]["value"] == {"nodeAffinity": {REQUIRED: {"nodeSelectorTerms": [a100]}}}
 
 
 async def test_the_pools_requirement_joins_every_term_of_the_pods_own(webhook):

@@ -7,8 +7,10 @@ tests/engine/test_checks_*.py and test_reviews_*.py."""
 from __future__ import annotations
 
 import ast
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from eq_engine.decisions import verdicts as reviews
@@ -16,7 +18,7 @@ from eq_engine.tree import catalog, checks
 
 from tests.manifests import BORROWING_LIMIT as BORROWING
 from tests.manifests import LENDING_LIMIT as LENDING
-from tests.manifests import P, quota
+from tests.manifests import OWN, P, quota
 from tests.webhook.conftest import review
 from tests.webhook.quota_reviews import (
     BUILTIN_NS,
@@ -33,6 +35,16 @@ from tests.webhook.quota_reviews import (
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+POOLS = OWN + "pools"
+
+
+def pooled(name: str, listed: object, **fields: Any) -> dict[str, Any]:
+    """A group whose pods go to the groups `listed` (as JSON; a str as written)."""
+    obj = quota(name, **fields)
+    obj["metadata"]["annotations"][POOLS] = (
+        listed if isinstance(listed, str) else json.dumps(listed)
+    )
+    return obj
 
 
 DENIED = [
@@ -99,6 +111,36 @@ DENIED = [
         create(quota("t", max=RES, borrowing_limit={"nvidia.com/gpu": 2})),
         f"ElasticQuota quotas/t: metadata.annotations[{BORROWING}]: nvidia.com/gpu: the "
         "resource is not in spec.max",
+    ),
+    (
+        "pools on a group with a max",
+        create(raw_quota("t", annotations={POOLS: '["t-v100", "t-a100"]'})),
+        f"ElasticQuota quotas/t: metadata.annotations[{POOLS}]: a group that lists pools has no "
+        "min or max of its own: its pods are counted in the group of the pool each goes to; set "
+        "spec.min and spec.max on those",
+    ),
+    (
+        "pools on a parent",
+        create(pooled("t", ["t-v100"], is_parent=True)),
+        f"metadata.annotations[{POOLS}]: a parent group has no pods to send to pools; list "
+        "them on a leaf",
+    ),
+    (
+        "pools listing itself",
+        create(pooled("t", ["t"])),
+        f"ElasticQuota quotas/t: metadata.annotations[{POOLS}]: 't' lists itself",
+    ),
+    (
+        "pools naming a group no label can name",
+        create(pooled("t", ["x" * 64])),
+        f"metadata.annotations[{POOLS}]: '{'x' * 64}' is 64 characters long: a pool group is "
+        f"named by its pods' {OWN}pool-quota label, at most 63",
+    ),
+    (
+        "pools not a list",
+        create(pooled("t", '"t-v100"')),
+        f"ElasticQuota quotas/t: metadata.annotations[{POOLS}]: expected a JSON list of "
+        "ElasticQuota names",
     ),
     (
         "namespaces not a list",

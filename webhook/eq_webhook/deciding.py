@@ -37,6 +37,7 @@ from eq_engine.model import keys
 from eq_engine.pools import pool_affinity
 from eq_engine.reading import RawElasticQuota, RawPod, counted_evictions
 from eq_engine.tree import Catalog, build_catalog, quota_problem
+from eq_kit.kube import pointer
 
 from .logs import logger
 from .reviews import BadReview, CreateReview, DeleteReview, Review, UpdateReview, response
@@ -196,13 +197,8 @@ async def default_quota(
     if tree_id is None:
         return response(review.uid, allowed=True), "allowed"
     # A group with a parent has labels: the parent is named by one.
-    patch = {"op": "add", "path": "/metadata/labels/" + _pointer(keys.TREE_ID), "value": tree_id}
+    patch = {"op": "add", "path": "/metadata/labels/" + pointer(keys.TREE_ID), "value": tree_id}
     return response(review.uid, allowed=True, patch=[patch]), "defaulted"
-
-
-def _pointer(key: str) -> str:
-    """`key` as one step of a JSON Pointer (RFC 6901)."""
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _review_pod(review: Review, state: ClusterState) -> Verdict:
@@ -255,10 +251,13 @@ def _pool_affinity(
     """The patch and warnings that keep a pod of a node pool's quota tree on that pool's
     nodes; none for a pod of the default tree, or of a tree no profile makes, nor for a pod
     placed already (`spec.nodeName`) or made for one node (a DaemonSet's, a mirror): the
-    kubelet refuses a pod whose node affinity excludes its own node."""
+    kubelet refuses a pod whose node affinity excludes its own node. Nor for a pod whose group
+    lists `pools` before the gate chose one of them (`decisions.placing`)."""
     if pod.node_name or pod.node_pinned:
         return [], []
     catalog = state.catalog
+    if catalog.pools_of(catalog.home(pod).group) and pod.pool_quota is None:
+        return [], []  # it may use several pools: the operator narrows it to one, once chosen
     quota = catalog.quotas.get(catalog.membership(pod).group)
     if quota is None or not quota.tree_id:
         return [], []

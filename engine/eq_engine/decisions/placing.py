@@ -125,19 +125,33 @@ def place(
         request = request_in(accounts, core, chosen)
         budget.take(request, request_in(accounts, [p for p in core if not p.preemptible], chosen))
         _admit(result, core, names[chosen])
-        if not all(counted.get(pod.key) == chosen for pod in core):
-            more = added.setdefault(chosen, [0] * len(request))
-            added[chosen] = [a + b for a, b in zip(more, request, strict=True)]
+        _count(added, chosen, core, request, counted)
         for pod in sorted((pod for pod, _ in entry.pods[entry.minimum :]), key=queue_order):
             request = request_in(accounts, [pod], chosen)
             fixed = request if not pod.preemptible else [0] * len(request)
-            more = budget.shortfall(request, fixed, "this pod")
-            if more is None:
+            why = budget.shortfall(request, fixed, "this pod")
+            if why is None:
                 budget.take(request, fixed)
                 _admit(result, [pod], names[chosen])
+                _count(added, chosen, [pod], request, counted)
             else:
-                result.waiting[pod.key] = Wait(Cause.QUOTA, f"{names[chosen]} {more}")
+                result.waiting[pod.key] = Wait(Cause.QUOTA, f"{names[chosen]} {why}")
     return result
+
+
+def _count(
+    added: dict[int, list[int]],
+    group: int,
+    pods: Sequence[Pod],
+    request: Sequence[int],
+    counted: Mapping[str, int],
+) -> None:
+    """`pods`, placed in `group`, add `request` to what it will ask once they are counted
+    there, unless they are already."""
+    if all(counted.get(pod.key) == group for pod in pods):
+        return
+    before = added.get(group, [0] * len(request))
+    added[group] = [a + b for a, b in zip(before, request, strict=True)]
 
 
 def _admit(result: Placed, pods: Sequence[Pod], group: str) -> None:

@@ -109,6 +109,17 @@ def profile_of_tree(profiles: Iterable[Profile], tree_id: str) -> Profile | None
     return min((p for p in profiles if p.tree_id == tree_id), key=lambda p: p.age, default=None)
 
 
+def pool_profiles(profiles: Iterable[Profile]) -> dict[str, Profile]:
+    """The profile of each node pool, by tree id (`profile_of_tree`): its node selector keeps
+    the pool's pods on its nodes."""
+    profiles = list(profiles)
+    return {
+        tree_id: profile
+        for tree_id in {p.tree_id for p in profiles}
+        if (profile := profile_of_tree(profiles, tree_id)) is not None
+    }
+
+
 def parse_profile(raw: Mapping[str, Any]) -> Profile:
     """A profile from its Kubernetes dict; `ObjectError` names the field Koordinator could not
     use."""

@@ -83,6 +83,7 @@ def own_problems(quota: Quota) -> Iterator[Problem]:
                 f"status.used.{name} {_q(name, used)} ({keys.STRICT_MAX_KEYS})",
             )
     yield from _limit_problems(quota)
+    yield from _pools_problems(quota)
     label, seed_label = quota.parent_labels
     if label and seed_label and label != seed_label:
         yield quota_problem(
@@ -118,6 +119,39 @@ def _limit_problems(quota: Quota) -> Iterator[Problem]:
             yield quota_problem(quota, BORROWING_FIELD, f"{name} {_q(name, amount)} is negative")
         elif name not in quota.max:
             yield quota_problem(quota, BORROWING_FIELD, f"{name}: the resource is not in spec.max")
+
+
+POOLS_FIELD = f"metadata.annotations[{keys.POOLS}]"
+LABEL_VALUE = 63
+"""The longest label value: a pool group's name is its pods' `pool-quota` label."""
+
+
+def _pools_problems(quota: Quota) -> Iterator[Problem]:
+    """A group that lists pools holds no pods itself: no min or max of its own, not a parent,
+    and each group listed can be named by a pod's label."""
+    if not quota.pools:
+        return
+    if quota.min or quota.max:
+        yield quota_problem(
+            quota,
+            POOLS_FIELD,
+            "a group that lists pools has no min or max of its own: its pods are counted in "
+            "the group of the pool each goes to; set spec.min and spec.max on those",
+        )
+    if quota.is_parent:
+        yield quota_problem(
+            quota, POOLS_FIELD, "a parent group has no pods to send to pools; list them on a leaf"
+        )
+    for name in quota.pools:
+        if name == quota.name:
+            yield quota_problem(quota, POOLS_FIELD, f"{name!r} lists itself")
+        elif len(name) > LABEL_VALUE:
+            yield quota_problem(
+                quota,
+                POOLS_FIELD,
+                f"{name!r} is {len(name)} characters long: a pool group is named by its pods' "
+                f"{keys.POOL_QUOTA} label, at most {LABEL_VALUE}",
+            )
 
 
 def namespace_problems(quota: Quota, catalog: Catalog) -> Iterator[Problem]:
@@ -273,8 +307,8 @@ def topology_problems(quota: Quota, old: Quota | None, catalog: Catalog) -> Iter
 def quota_warnings(quota: Quota, catalog: Catalog, capacity: ResourceList | None) -> Iterator[str]:
     """Legal settings that do not do what they seem to: a max above the parent's, a zero
     shared weight, a weight without every resource of max, a lending limit on a group that
-    does not lend, top-level mins above the cluster, a queue key the gate cannot read
-    (`model.queues`: its default applies)."""
+    does not lend, pool groups its pods cannot go to, top-level mins above the cluster, a
+    queue key the gate cannot read (`model.queues`: its default applies)."""
     yield from quota.queue.problems
     parent = catalog.quotas.get(catalog.parent_of(quota))
     if parent is not None:
@@ -291,6 +325,7 @@ def quota_warnings(quota: Quota, catalog: Catalog, capacity: ResourceList | None
     missing = set(quota.max) - set(weight)
     if any(weight.values()) and missing:
         yield (f"{keys.SHARED_WEIGHT} has no {_keys(missing)}: their max is used as their weight")
+    yield from _pool_warnings(quota, catalog)
     if quota.lending_limit and not quota.allow_lent:
         yield (
             f'{keys.LENDING_LIMIT} has no effect while {keys.ALLOW_LENT} is "false": the group '
@@ -318,6 +353,25 @@ def quota_warnings(quota: Quota, catalog: Catalog, capacity: ResourceList | None
                     f"the top-level groups' min {name} {_q(name, total)}{tree} exceeds the "
                     f"{whose} {_q(name, tree_total[name])}: their mins will be scaled down"
                 )
+
+
+def _pool_warnings(quota: Quota, catalog: Catalog) -> Iterator[str]:
+    """Pool groups listed that its pods cannot go to, or two in one tree."""
+    trees: dict[str, str] = {}
+    for name in quota.pools:
+        listed = catalog.quotas.get(name)
+        if listed is None:
+            yield f"{keys.POOLS}: {name!r} does not exist (yet): its pods go to the others"
+        elif listed.is_parent:
+            yield f"{keys.POOLS}: {name!r} is a parent group: its pods go to the others"
+        elif listed.tree_id in trees:
+            yield (
+                f"{keys.POOLS}: {name!r} and {trees[listed.tree_id]!r} are both in tree "
+                f"{tree_id_text(listed.tree_id)}: a pod goes to the first with room, so "
+                "list one group per node pool"
+            )
+        else:
+            trees[listed.tree_id] = name
 
 
 # ------------------------------------------------------------------------- a whole catalog
