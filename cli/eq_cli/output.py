@@ -55,6 +55,7 @@ def as_json(report: Report) -> str:
             for name, w in report.waiting.items()
         },
         "gangs": {g.view.key: _gang(g) for g in report.gangs},
+        "pools": report.placed,
         "reclaim": report.reclaim,
         "preemption": {
             group: {
@@ -377,6 +378,11 @@ def _footer(report: Report, *, width: int = sys.maxsize, waiting: bool = True) -
         lines.append("Waiting (behind the admission gate; a gang waits whole):")
         for name in (g.name for g in report.groups if g.name in report.waiting):
             lines.append(f"  {name}: {_waiting_note(report.waiting[name], pods=True)}")
+    if report.placed:
+        lines.append("Pools (where the gate lets the pods of several pools go now):")
+        for group in sorted(set(report.placed.values())):
+            pods = [key for key, there in report.placed.items() if there == group]
+            lines += entry(f"  {group}:", _commas(pods))
     if report.reclaim:
         lines.append("Reclaim (evicted in this order):")
         for group, pods in report.reclaim.items():

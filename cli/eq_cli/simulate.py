@@ -15,6 +15,7 @@ from eq_engine import EngineConfig, GroupStatus, Problem, QuotaEngine, ResourceL
 from eq_engine.decisions import GroupPreemption, admissions, preemption_plan, reclaim_plan
 from eq_engine.explaining import GangView, gang_views
 from eq_engine.model import Requeue
+from eq_engine.pools import pool_profiles
 from eq_engine.reading import requeued_gangs
 
 from .loading import Objects
@@ -74,6 +75,9 @@ class Report:
     trees: tuple[QuotaTree, ...] = ()
     """Every quota tree of the cluster, the default one first (kept whole when the report is
     narrowed to one tree or one group)."""
+    placed: dict[str, str] = field(default_factory=dict)
+    """The pods of groups that list `pools` which the gate lets through now, each to the group
+    of the pool it chooses (`decisions.placing`)."""
 
 
 def simulate(
@@ -111,7 +115,8 @@ def simulate(
         for r in requeued_gangs((body.get("metadata") or {}).get("annotations") or {})
     }
     now = time.time()
-    decision = admissions(snapshot, requeued=requeued, now=now)
+    selectors = {tree: p.node_selector for tree, p in pool_profiles(objects.profiles).items()}
+    decision = admissions(snapshot, requeued=requeued, now=now, selectors=selectors)
     admitted = set(decision.admitted)
     gangs = tuple(
         GangResult(
@@ -135,6 +140,7 @@ def simulate(
         waiting=_waiting(pods, decision.waiting, decision.gangs_waiting_per_group, gangs),
         gangs=gangs,
         trees=quota_trees(engine, found.made_by),
+        placed=dict(sorted(decision.placed.items())),
     )
 
 

@@ -48,7 +48,8 @@ def test_json_output_has_the_documented_shape_and_the_seeds_numbers(tmp_path):
     result = simulate("-f", write(tmp_path, "seed.yaml", *SEED), "-o", "json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    keys = {"capacity", "groups", "pods", "waiting", "gangs", "reclaim", "preemption", "problems"}
+    keys = {"capacity", "groups", "pods", "waiting", "gangs", "pools", "reclaim", "preemption"}
+    keys.add("problems")
     assert set(report) == keys
     assert report["capacity"] == {"cpu": "100m"}
     assert set(report["groups"]["a"]) == {

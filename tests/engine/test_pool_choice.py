@@ -37,10 +37,11 @@ def cluster(*more: dict[str, Any], pools: list[str] | None = None) -> list[dict[
         objects += [
             in_tree(
                 tree,
-                quota(tree, is_parent=True, min={GPU: 10}, max={GPU: 10}),
-                total={GPU: 10},
+                quota(tree, is_parent=True, min={GPU: 10, "cpu": 100}, max={GPU: 10, "cpu": 100}),
+                total={GPU: 10, "cpu": 100},
             ),
-            group(f"team-a-{tree}", tree, parent=tree, min={GPU: 5}, max={GPU: 10}),
+            # cpu too, as much as the pool has, guaranteed to nobody at the teams' level
+            group(f"team-a-{tree}", tree, parent=tree, min={GPU: 5}, max={GPU: 10, "cpu": 100}),
             group(f"team-b-{tree}", tree, parent=tree, min={GPU: 5}, max={GPU: 5}),
         ]
     choice = quota("team-a", namespace="team-a")
@@ -50,7 +51,9 @@ def cluster(*more: dict[str, Any], pools: list[str] | None = None) -> list[dict[
 
 
 def team_a(name: str, gpus: int = 1, **fields: Any) -> dict[str, Any]:
-    return pod(name, namespace="team-a", node=None, gated=True, nvidia_com_gpu=gpus, **fields)
+    return pod(
+        name, namespace="team-a", node=None, gated=True, nvidia_com_gpu=gpus, cpu=1, **fields
+    )
 
 
 def placed(engine: QuotaEngine, **given: Any) -> dict[str, str]:
@@ -69,8 +72,8 @@ def test_a_pod_goes_to_the_first_pool_with_room_within_its_min_then_borrows_in_o
 def test_a_waiting_pod_counts_in_the_first_pool_and_a_chosen_one_where_its_label_says():
     chosen = team_a("chosen", gpus=2, labels={OWN + "pool-quota": "team-a-a100"})
     engine = run(*cluster(team_a("waits", gpus=3), chosen))
-    assert engine.status("team-a-v100").request == {GPU: 3}
-    assert engine.status("team-a-a100").request == {GPU: 2}
+    assert engine.status("team-a-v100").request == {GPU: 3, "cpu": 1000}
+    assert engine.status("team-a-a100").request == {GPU: 2, "cpu": 1000}
     assert engine.status("team-a").request == {}
 
 

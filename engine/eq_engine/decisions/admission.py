@@ -312,6 +312,7 @@ def _budget(
         # very group that wants its guarantee.
         min=accounts.min[group].tolist(),
         locked=accounts.total[group, accounts.block(NP_USED)].tolist(),
+        guaranteed=[name in accounts.tree.groups[group].min for name in accounts.names],
     )
     policy = accounts.tree.groups[group].queue
     unstarted = []

@@ -32,6 +32,8 @@ class Budget:
     """The same for non-preemptible pods, which must fit inside the min."""
     holders: list[str] = field(default_factory=list)
     """Pods admitted and not bound yet: named when a pod waits, since they hold the budget."""
+    guaranteed: Sequence[bool] = ()
+    """Per resource: the group's min names it (`within_min` looks at these only)."""
 
     def shortfall(self, request: Sequence[int], fixed: Sequence[int], what: str) -> str | None:
         """Why `request` (of which `fixed` is non-preemptible) does not fit now; None: it fits.
@@ -57,11 +59,14 @@ class Budget:
         return "; ".join(short) or None
 
     def within_min(self, request: Sequence[int]) -> bool:
-        """Whether `request` fits what the group's min leaves of what is taken: no borrowing."""
+        """Whether `request` fits what the group's min leaves of what is taken, on each
+        resource its min names: it borrows none of what others are guaranteed. (A resource
+        its min leaves out, as a pool's cpu beside the GPUs a team is guaranteed, is nobody's
+        guarantee at the team's level.)"""
         return all(
-            not limited or not want or taken + want <= floor
-            for limited, taken, want, floor in zip(
-                self.limited, self.taken, request, self.min, strict=True
+            not limited or not named or not want or taken + want <= floor
+            for limited, named, taken, want, floor in zip(
+                self.limited, self.guaranteed, self.taken, request, self.min, strict=True
             )
         )
 
