@@ -134,3 +134,24 @@ def test_the_node_pools_simulate_plans_the_reclaim_offline() -> None:
     assert group == "team-a-v100", done.stdout
     assert [pod.rstrip("0123456789") for pod in pods.split(", ")] == ["team-a/train-"] * 5
     assert not plan[1].startswith("  "), done.stdout  # no other group loses pods
+
+
+ANY_POOL = "## Any of a team's pools"
+
+
+def test_the_any_pool_simulate_sends_each_pod_where_the_gate_would() -> None:
+    """The README's `simulate` of team A's Job over its two pools: the first five pods within
+    team-a-v100's guarantee, five within team-a-a100's, the last five borrowing in team-a-v100."""
+    (simulate,), _ = readme.blocks(ANY_POOL)
+    executable, *args = simulate.split()
+    done = subprocess.run(
+        [str(REPO / executable), *args], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    chosen = lines[lines.index("Pools (where the gate lets the pods of several pools go now):") :]
+    pods = {
+        group.strip(): [int(p.rsplit("-", 1)[1]) for p in listed.split(", ")]
+        for group, listed in (line.split(": ", 1) for line in chosen[1:3])
+    }
+    assert pods == {"team-a-a100": [5, 6, 7, 8, 9], "team-a-v100": [0, 1, 2, 3, 4, *range(10, 15)]}
