@@ -20,7 +20,13 @@ def explain(report: Report, what: list[str]) -> Explanation:
     kind, name = what
     snapshot = report.snapshot
     if kind == "pod":
-        return explain_pod(snapshot, name, requeued=report.requeued, now=time.time())
+        return explain_pod(
+            snapshot,
+            name,
+            requeued=report.requeued,
+            now=time.time(),
+            selectors=report.selectors,
+        )
     if name not in {status.name for status in snapshot.statuses()}:
         raise KeyError(f"no group {name}")
     return explain_group(snapshot, name)

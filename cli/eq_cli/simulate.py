@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from eq_engine import EngineConfig, GroupStatus, Problem, QuotaEngine, ResourceList, Snapshot
 from eq_engine.decisions import GroupPreemption, admissions, preemption_plan, reclaim_plan
 from eq_engine.explaining import GangView, gang_views
-from eq_engine.model import Requeue
+from eq_engine.model import LabelSelector, Requeue
 from eq_engine.pools import pool_profiles
 from eq_engine.reading import requeued_gangs
 
@@ -75,6 +75,8 @@ class Report:
     trees: tuple[QuotaTree, ...] = ()
     """Every quota tree of the cluster, the default one first (kept whole when the report is
     narrowed to one tree or one group)."""
+    selectors: dict[str, LabelSelector] = field(default_factory=dict)
+    """Each node pool's node selector, by tree id."""
     placed: dict[str, str] = field(default_factory=dict)
     """The pods of groups that list `pools` which the gate lets through now, each to the group
     of the pool it chooses (`decisions.placing`)."""
@@ -140,6 +142,7 @@ def simulate(
         waiting=_waiting(pods, decision.waiting, decision.gangs_waiting_per_group, gangs),
         gangs=gangs,
         trees=quota_trees(engine, found.made_by),
+        selectors=selectors,
         placed=dict(decision.placed),  # in the order the gate took them
     )
 

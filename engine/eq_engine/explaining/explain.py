@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..decisions import Cause, admissions, preemption_plan, queue_order, reclaims
-from ..model import GroupStatus, Requeue, format_quantity, keys, listing
+from ..decisions import Admissions, Cause, admissions, preemption_plan, queue_order, reclaims
+from ..model import GroupStatus, LabelSelector, Requeue, format_quantity, keys, listing
 from ..state import Snapshot
 from ..tree import pool_root
 from .views import GangView, gang_view
@@ -66,9 +66,11 @@ def explain_pod(
     *,
     requeued: Mapping[str, Requeue] | None = None,
     now: float = 0.0,
+    selectors: Mapping[str, LabelSelector] | None = None,
 ) -> Explanation:
     """The pod's group and how it was chosen, its gang, its label and why, its wait, its
-    eviction."""
+    eviction. `selectors`: each node pool's node selector, by tree id, for a pod that may go
+    to several pools (`decisions.admissions`)."""
     pod = snapshot.pod(key)
     if pod is None:
         raise KeyError(f"no pod {key} (or it has finished)")
@@ -85,7 +87,8 @@ def explain_pod(
     if label is not None:
         lines.append(_standing(snapshot, key, group, label))
     elif pod.gated:
-        lines += _waiting(snapshot, key, group, gang, requeued, now)
+        decision = admissions(snapshot, requeued=requeued, now=now, selectors=selectors)
+        lines += _choice(snapshot, key, decision) or _waiting(snapshot, key, group, gang, decision)
     elif not pod.scheduled:
         lines.append("pending: not bound to a node yet, so it has no capacity label")
     else:
@@ -177,16 +180,31 @@ def _queue(snapshot: Snapshot, group: str) -> list[_Place]:
     return places
 
 
+def _choice(snapshot: Snapshot, key: str, decision: Admissions) -> list[str]:
+    """For a pod whose group lists pools, before the gate chose one: where the gate sends it
+    now, or why none of the pools takes it; nothing for any other pod."""
+    catalog = snapshot.tree.catalog
+    pod = snapshot.pod(key)
+    assert pod is not None
+    home = catalog.home(pod).group
+    pools = catalog.pools_of(home)
+    if not pools or pod.pool_quota in pools:
+        return []
+    head = f"waiting: behind the admission gate, for one of {home}'s pools ({', '.join(pools)})"
+    if key in decision.placed:
+        return [
+            head,
+            f"it goes to {decision.placed[key]} now: the operator narrows its node affinity to "
+            "that pool and lifts the gate at its next round",
+        ]
+    wait = decision.waiting.get(key)
+    return [head, wait.message if wait is not None else "it is not judged yet"]
+
+
 def _waiting(
-    snapshot: Snapshot,
-    key: str,
-    group: str,
-    gang: GangView | None,
-    requeued: Mapping[str, Requeue] | None,
-    now: float,
+    snapshot: Snapshot, key: str, group: str, gang: GangView | None, decision: Admissions
 ) -> list[str]:
     """Its place in the group's queue, why it waits, and what would let it in."""
-    decision = admissions(snapshot, requeued=requeued, now=now)
     wait = decision.waiting.get(key)
     reason = None if wait is None else wait.message
     if wait is not None and wait.cause is Cause.REQUEUED:
