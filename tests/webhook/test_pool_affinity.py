@@ -141,6 +141,21 @@ async def test_a_pod_that_may_use_several_pools_is_gated_without_a_pools_affinit
     assert patch[0]["value"] == {"nodeAffinity": {REQUIRED: {"nodeSelectorTerms": [a100]}}}
 
 
+async def test_ungated_a_pod_of_several_pools_keeps_to_the_first(api, certificates, tmp_path):
+    off = await start_webhook(tmp_path, str(api.url), certificates, "--gate-pods", "false")
+    try:
+        patch, _ = await mutate(off, new_pod("team-b", "team-b-gpus"))
+    finally:
+        await stop_webhook(off)
+    assert patch == [
+        {
+            "op": "add",
+            "path": "/spec/affinity",
+            "value": {"nodeAffinity": {REQUIRED: {"nodeSelectorTerms": [V100_ONLY]}}},
+        }
+    ]
+
+
 async def test_the_pools_requirement_joins_every_term_of_the_pods_own(webhook):
     zones = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eu-1a"]}
     racks = {"key": "example.com/rack", "operator": "Exists"}

@@ -228,7 +228,9 @@ def gate(
         return response(review.uid, allowed=True), "allowed"
     try:
         pod = parse_pod(cast(RawPod, review.object), namespace=review.namespace)
-        patch, warnings = _pool_affinity(review.object, pod, state) if pools else ([], [])
+        patch, warnings = (
+            _pool_affinity(review.object, pod, state, gated=enabled) if pools else ([], [])
+        )
     except ObjectError as error:
         logger.warning("letting a pod through unchanged: cannot read it: %s", error)
         return response(review.uid, allowed=True), "unreadable"
@@ -246,17 +248,18 @@ def gate(
 
 
 def _pool_affinity(
-    raw: Mapping[str, Any], pod: Pod, state: ClusterState
+    raw: Mapping[str, Any], pod: Pod, state: ClusterState, *, gated: bool
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The patch and warnings that keep a pod of a node pool's quota tree on that pool's
     nodes; none for a pod of the default tree, or of a tree no profile makes, nor for a pod
     placed already (`spec.nodeName`) or made for one node (a DaemonSet's, a mirror): the
-    kubelet refuses a pod whose node affinity excludes its own node. Nor for a pod whose group
-    lists `pools` before the gate chose one of them (`decisions.placing`)."""
+    kubelet refuses a pod whose node affinity excludes its own node. Nor, when pods are
+    `gated`, for a pod whose group lists `pools` before the gate chose one of them
+    (`decisions.placing`); ungated, such a pod keeps to the first, where it counts."""
     if pod.node_name or pod.node_pinned:
         return [], []
     catalog = state.catalog
-    if catalog.pools_of(catalog.home(pod).group) and pod.pool_quota is None:
+    if gated and catalog.pools_of(catalog.home(pod).group) and pod.pool_quota is None:
         return [], []  # it may use several pools: the operator narrows it to one, once chosen
     quota = catalog.quotas.get(catalog.membership(pod).group)
     if quota is None or not quota.tree_id:
