@@ -14,7 +14,7 @@ from typing import Any
 from eq_engine import QuotaEngine
 from eq_engine.decisions import admissions
 from eq_engine.model import LabelSelector, Requirement
-from eq_engine.numbers.integers import amounts
+from eq_engine.numbers import amounts
 from hypothesis import given
 from hypothesis import strategies as st
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from eq_engine import Pod
+from eq_operator.writing import Placement
 
 from tests.manifests import node, pod, quota
 from tests.operator.inprocess import in_process
@@ -29,8 +30,8 @@ async def test_a_pod_deleted_while_its_gate_lift_is_in_flight_holds_no_budget(ap
     async with in_process(api) as op:
         lift = op.writer.lift_gate
 
-        async def lift_then_deleted(admitted: Pod) -> bool:
-            lifted = await lift(admitted)
+        async def lift_then_deleted(admitted: Pod, placement: Placement | None) -> bool:
+            lifted = await lift(admitted, placement)
             # Deleted at once; the watch's DELETED comes before this answer is read.
             api.storage.remove(api.catalog.named("pods"), "team/first")
             await eventually(lambda: op.view.engine.pod(admitted.key) is None, what="DELETED")

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import LabelSelector, Pod, may_use
-from ..numbers import Accounting
-from ..numbers.integers import amounts
+from ..numbers import Accounting, amounts
 from .queueing import Budget, Cause, Entry, Wait, queue_order
 
 

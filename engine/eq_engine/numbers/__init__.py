@@ -8,7 +8,7 @@ do not leave the engine, whose faces give `Mapping[str, int]`.
 """
 
 from .accounting import NP_REQUEST, NP_USED, USED, Accounting, columns
-from .integers import Amounts
+from .integers import Amounts, amounts
 
 __all__ = [
     "NP_REQUEST",
@@ -16,5 +16,6 @@ __all__ = [
     "USED",
     "Accounting",
     "Amounts",
+    "amounts",
     "columns",
 ]
