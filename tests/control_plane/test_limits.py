@@ -15,7 +15,6 @@ test_reclaim.py's do, and runs beside the other on one control plane with the ch
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -27,7 +26,7 @@ from tests.control_plane.product import Process, installed
 from tests.control_plane.test_gating import ACT, listed, pod, priority_class
 from tests.control_plane.test_kubectl_eq import BIN
 from tests.control_plane.test_quickstart import DENIED, RealKubectl
-from tests.control_plane.test_reclaim import CRDS, DELAY, Department, department
+from tests.control_plane.test_reclaim import CRDS, DELAY, Department, side_by_side
 from tests.kubectl import rows
 from tests.manifests import BORROWING_LIMIT, LENDING_LIMIT
 from tests.waiting import consistently, eventually
@@ -125,8 +124,8 @@ async def a_borrowing_limit_caps_what_the_borrower_may_take(
 
 
 STORIES = {
-    "lend": a_lending_limit_keeps_the_rest_of_the_lenders_min,
-    "borrow": a_borrowing_limit_caps_what_the_borrower_may_take,
+    "lend": (a_lending_limit_keeps_the_rest_of_the_lenders_min, 6),
+    "borrow": (a_borrowing_limit_caps_what_the_borrower_may_take, 6),
 }
 
 
@@ -137,7 +136,4 @@ async def test_lending_and_borrowing_limits_hold_on_the_real_control_plane(
     async with installed(built, tmp_path, *settings, crds=CRDS) as (plane, cluster, started):
         kubectl = RealKubectl(cluster)
         kubectl.env["PATH"] = f"{BIN}{os.pathsep}{kubectl.env['PATH']}"  # kubectl eq
-        async with asyncio.TaskGroup() as stories:
-            for prefix, story in STORIES.items():
-                told = await department(cluster, kubectl, plane, prefix)
-                stories.create_task(story(told, started.operators[0]), name=story.__name__)
+        await side_by_side(plane, cluster, kubectl, started.operators[0], STORIES)

@@ -46,6 +46,7 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -689,16 +690,31 @@ STORIES = {
 """Each story's prefix, and what its lender lends."""
 
 
+Story = Callable[[Department, Process], Awaitable[None]]
+
+
+async def side_by_side(
+    plane: ControlPlane,
+    cluster: Cluster,
+    kubectl: RealKubectl,
+    operator: Process,
+    stories: Mapping[str, tuple[Story, int]],
+) -> None:
+    """Each story (by prefix, with what its lender lends) on a department of its own, all at
+    once."""
+    async with asyncio.TaskGroup() as running:
+        for prefix, (story, lent) in stories.items():
+            told = await department(cluster, kubectl, plane, prefix, lent=lent)
+            running.create_task(story(told, operator), name=story.__name__)
+
+
 async def test_borrowed_pods_are_evicted_through_the_eviction_api_under_the_charts_rbac(
     built: Built, tmp_path: Path
 ) -> None:
     settings = (f"operator.reclaim.delay={DELAY:g}",)
     async with installed(built, tmp_path, *settings, crds=CRDS) as (plane, cluster, started):
         kubectl = RealKubectl(cluster)
-        async with asyncio.TaskGroup() as stories:
-            for prefix, (story, lent) in STORIES.items():
-                told = await department(cluster, kubectl, plane, prefix, lent=lent)
-                stories.create_task(story(told, started.operators[0]), name=story.__name__)
+        await side_by_side(plane, cluster, kubectl, started.operators[0], STORIES)
         await each_account_may_do_exactly_what_its_process_did(plane, cluster, kubectl)
     # Read once the processes have stopped: the audit log holds its last line whole.
     assert refused_to_the_product(plane.audit_log) == [], "the chart's RBAC refused the product"
