@@ -280,9 +280,9 @@ def admissions(
         blocked.update(decided.blocked)
         if decided.waiting and policy.block:
             busy[group] = f"its own {decided.waiting_per_group[name]} waiting pods go first"
-    chosen = placing.place(
-        choosing, budget_of, accounts, {k: m.group for k, m in pods.items()}, busy
-    )
+    if not choosing:
+        return Admissions(tuple(admitted), waiting, counts, gang_counts, blocked)
+    chosen = placing.place(choosing, budget_of, accounts, lambda key: pods[key].group, busy)
     admitted += chosen.admitted
     waiting.update(chosen.waiting)
     for choice in choosing:

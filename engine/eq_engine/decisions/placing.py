@@ -78,7 +78,7 @@ def place(
     choosing: Sequence[Choosing],
     budget_of: Callable[[int], Budget],
     accounts: Accounting,
-    counted: Mapping[str, int],
+    counted: Callable[[str], int],
     busy: Mapping[int, str],
 ) -> Placed:
     """Give each entry of `choosing`, most important first, a group of its pools (see the
@@ -143,11 +143,11 @@ def _count(
     group: int,
     pods: Sequence[Pod],
     request: Sequence[int],
-    counted: Mapping[str, int],
+    counted: Callable[[str], int],
 ) -> None:
     """`pods`, placed in `group`, add `request` to what it will ask once they are counted
     there, unless they are already."""
-    if all(counted.get(pod.key) == group for pod in pods):
+    if all(counted(pod.key) == group for pod in pods):
         return
     before = added.get(group, [0] * len(request))
     added[group] = [a + b for a, b in zip(before, request, strict=True)]
@@ -164,12 +164,12 @@ def _room(
     group: int,
     request: Sequence[int],
     pods: Sequence[Pod],
-    counted: Mapping[str, int],
+    counted: Callable[[str], int],
     added: Mapping[int, Sequence[int]],
 ) -> Budget:
     """The group's budget with the runtime it would have were `pods` counted in it, as well as
     the pods placed there this round (`added`): as it is where they are counted already."""
-    if all(counted.get(pod.key) == group for pod in pods):
+    if all(counted(pod.key) == group for pod in pods):
         return budget
     more = np.array(request, dtype=np.int64) + np.array(added.get(group, 0), dtype=np.int64)
     runtime = accounts.runtime_with(group, more).tolist()
