@@ -205,7 +205,7 @@ def admissions(
         snapshot.gated,
         snapshot.gangs,
     )
-    catalog = accounts.tree.catalog
+    pooled = bool(accounts.tree.catalog.pool_lists)  # any group lists pools
     placed = placed or {}
     queued: dict[int, list[Entry]] = {}
     choosing: list[placing.Choosing] = []
@@ -216,17 +216,11 @@ def admissions(
 
     def enqueue(group: int, entry: Entry) -> None:
         """Into its group's queue, or among those choosing a pool."""
-        pod = entry.pods[0][0]
-        pools = catalog.pools_of(catalog.home(pod).group) if catalog.pool_lists else ()
-        if not pools or pod.pool_quota in pools:
+        choice = placing.choice(snapshot, entry, placed, selectors or {}) if pooled else None
+        if choice is None:
             queued.setdefault(group, []).append(entry)
-            return
-        index = accounts.tree.index
-        went = _gang_pool(snapshot, pod, placed, pools) if entry.gang == "" else None
-        candidates = (index[went],) if went else tuple(index[name] for name in pools)
-        core = [p for p, _ in entry.pods[: entry.minimum]]
-        usable = placing.pools_for(core, candidates, accounts, selectors or {})
-        choosing.append(placing.Choosing(entry, usable, catalog.home(pod).group))
+        else:
+            choosing.append(choice)
 
     for key in gated - set(holding):
         member = pods[key]
@@ -333,20 +327,6 @@ def _budget(
             budget.hold(key, request, elsewhere.pod.preemptible)
             unstarted.append(key)
     return budget, unstarted
-
-
-def _gang_pool(
-    snapshot: Snapshot, pod: Pod, placed: Mapping[str, str], pools: Sequence[str]
-) -> str | None:
-    """The pool group a pod's gang went to already, if any: its later pods go there too."""
-    if pod.gang is None:
-        return None
-    for key in snapshot.gangs[pod.gang.key]:
-        other = snapshot.pods[key].pod
-        went = other.pool_quota if other.pool_quota in pools else placed.get(key)
-        if went in pools:
-            return went
-    return None
 
 
 def _admitted(

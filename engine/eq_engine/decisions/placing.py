@@ -24,6 +24,7 @@ import numpy as np
 
 from ..model import LabelSelector, Pod, may_use
 from ..numbers import Accounting, amounts
+from ..state import Snapshot
 from .queueing import Budget, Cause, Entry, Wait, queue_order
 
 
@@ -47,7 +48,42 @@ class Placed:
     waiting: dict[str, Wait] = dataclasses.field(default_factory=dict)
 
 
-def pools_for(
+def choice(
+    snapshot: Snapshot,
+    entry: Entry,
+    placed: Mapping[str, str],
+    selectors: Mapping[str, LabelSelector],
+) -> Choosing | None:
+    """The groups an entry may go to, when its pods' group lists pools and the gate has not
+    chosen yet (`placed`: where it sent pods a moment ago, whose label is on its way); None
+    for any other entry."""
+    catalog, index = snapshot.tree.catalog, snapshot.tree.index
+    pod = entry.pods[0][0]
+    home = catalog.home(pod).group
+    pools = catalog.pools_of(home)
+    if not pools or pod.pool_quota in pools:
+        return None
+    went = _gang_pool(snapshot, pod, placed, pools) if not entry.gang else None
+    candidates = (index[went],) if went else tuple(index[name] for name in pools)
+    core = [p for p, _ in entry.pods[: entry.minimum]]
+    return Choosing(entry, _usable(core, candidates, snapshot.accounts, selectors), home)
+
+
+def _gang_pool(
+    snapshot: Snapshot, pod: Pod, placed: Mapping[str, str], pools: Sequence[str]
+) -> str | None:
+    """The pool group a pod's gang went to already, if any: its later pods go there too."""
+    if pod.gang is None:
+        return None
+    for key in snapshot.gangs[pod.gang.key]:
+        other = snapshot.pods[key].pod
+        went = other.pool_quota if other.pool_quota in pools else placed.get(key)
+        if went in pools:
+            return went
+    return None
+
+
+def _usable(
     pods: Sequence[Pod],
     pools: Sequence[int],
     accounts: Accounting,
