@@ -132,6 +132,11 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] in BENCHMARKS:
         BENCHMARKS[sys.argv[1]](sys.argv[2:])
         return
+    if len(sys.argv) > 1:  # --help, or a name mistyped: say what there is, run nothing
+        names = " | ".join(BENCHMARKS)
+        print(f"usage: python -m benchmarks.run [{names} [ARGS...]]", file=sys.stderr)
+        print("  none named: the engine's figures; a name: its own --help", file=sys.stderr)
+        sys.exit(0 if sys.argv[1] in ("-h", "--help") else 2)
     prepare()
     raw_pods = cluster.pods()
     engine = loaded_engine(raw_pods)
