@@ -255,6 +255,8 @@ def _notes(report: Report, group: GroupStatus) -> list[str]:
         notes.append(f"lends at most {_listing(limited)}")
     if group.borrowing_limit:
         notes.append(f"borrows at most {_listing(group.borrowing_limit)}")
+    if pools := report.engine.tree.catalog.pools_of(group.name):
+        notes.append(f"its pods go to {' or '.join(pools)}")
     if waiting := report.waiting.get(group.name):
         notes.append(_waiting_note(waiting))
     if over := group.over_quota_pods:

@@ -41,3 +41,9 @@ def test_explain_says_where_the_gate_sends_a_pod():
         "it goes to team-a-a100 now: the operator narrows its node affinity to that pool and "
         "lifts the gate at its next round",
     ]
+
+
+def test_the_tree_says_where_the_groups_pods_go():
+    result = simulate(*FILES, "-o", "tree")
+    assert result.returncode == 0, result.stderr
+    assert "team-a (its pods go to team-a-v100 or team-a-a100)" in result.stdout
