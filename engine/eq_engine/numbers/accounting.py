@@ -330,7 +330,10 @@ class Accounting:
 def _capped(
     groups: Sequence[Group], names: tuple[str, ...], min_: Amounts, max_: Amounts
 ) -> Amounts:
-    """Each group's max, lowered to its min plus its borrowing limit where it has one."""
+    """Each group's max, lowered to its min plus its borrowing limit where it has one (the max
+    itself, not a copy, where no group has one)."""
+    if not any(g.borrowing_limit for g in groups):
+        return max_
     limits = [g.borrowing_limit or {} for g in groups]
     limited = present_rows(limits, names)
     return np.where(limited, np.minimum(max_, min_ + amount_rows(limits, names)), max_)

@@ -92,10 +92,9 @@ def group_status(accounts: Accounting, index: int, over_quota: int) -> GroupStat
         non_preemptible_used=values(block(NP_USED)),
         over_quota_pods=over_quota,
         tree=group.tree_id,
-        lendable={
-            name: amount - kept[names.index(name)]
-            for name, amount in group.min.items()
-            if name in names
-        },
+        # all of its min, the usual case: the min itself, shared as the settings are
+        lendable=group.min
+        if not any(kept)
+        else {name: amount - kept[names.index(name)] for name, amount in group.min.items()},
         borrowing_limit=group.borrowing_limit,
     )
