@@ -46,7 +46,7 @@ from benchmarks.koordinator_sides import (
     product_side,
     shown,
 )
-from benchmarks.real_control_plane import Api, Unexpected
+from benchmarks.plane_api import Api, Unexpected
 from scripts.control_plane.build import build
 
 # -- one tree ----------------------------------------------------------------------------------

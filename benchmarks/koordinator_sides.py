@@ -25,7 +25,7 @@ from eq_engine.model import format_resource_list, keys, resource_list
 
 from benchmarks import koordinator_trees as trees
 from benchmarks.koordinator_peer import SCHEDULER, KoordScheduler
-from benchmarks.real_control_plane import QUOTAS, Api, make_namespaces, together
+from benchmarks.plane_api import QUOTAS, Api, make_namespaces, together
 from scripts.control_plane.build import Built
 from scripts.control_plane.peers import build_peer
 from scripts.control_plane.plane import COMPONENTS, ControlPlane

@@ -24,7 +24,7 @@ from typing import Any
 
 from eq_engine.model import format_resource_list, keys
 
-from benchmarks.real_control_plane import pod
+from benchmarks.plane_api import pod
 
 NODES = 4
 NODE_CAPACITY = {"cpu": "16", "memory": "32Gi", "pods": "110"}

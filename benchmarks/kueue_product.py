@@ -24,7 +24,7 @@ from typing import Any
 from eq_engine.model import keys, queues
 
 from benchmarks.kueue_shape import Figures, Queue, Shape, WorkloadClass
-from benchmarks.real_control_plane import (
+from benchmarks.plane_api import (
     QUOTAS,
     Api,
     Unexpected,
