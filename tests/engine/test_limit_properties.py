@@ -3,83 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from hypothesis import given, note
 from hypothesis import strategies as st
 
-from tests.manifests import pod, quota, run
+from tests.manifests import run
 
+from .limit_trees import every, manifests, trees
 from .limits_reference import Group, runtimes
-
-
-@st.composite
-def trees(draw: st.DrawFn) -> tuple[list[Group], int]:
-    """Up to 8 groups on 3 levels, each maybe with limits, and a cluster total (milli-cpu)."""
-    groups: list[tuple[Group, Group | None]] = []
-    for i in range(draw(st.integers(1, 8))):
-        parents = [g for g, _ in groups if g.children is not None and _depth(g, groups) < 3]
-        parent = draw(st.sampled_from([None, *parents])) if parents else None
-        minimum = draw(st.integers(0, 20))
-        group = Group(
-            name=f"g{i}",
-            min=minimum,
-            max=draw(st.integers(minimum, 30)),
-            weight=draw(st.integers(1, 5)),
-            lends=draw(st.booleans()),
-            lending_limit=draw(st.none() | st.integers(0, minimum)),
-            borrowing_limit=draw(st.none() | st.integers(0, 15)),
-        )
-        if parent is not None:
-            parent.children.append(group)
-        groups.append((group, parent))
-    for group, _ in groups:
-        if not group.children:
-            group.pods = draw(st.integers(0, 30))
-    top = [g for g, parent in groups if parent is None]
-    return top, draw(st.integers(0, 60))
-
-
-def _depth(group: Group, groups: list[tuple[Group, Group | None]]) -> int:
-    parent = dict((g.name, p) for g, p in groups)[group.name]
-    return 1 if parent is None else 1 + _depth(parent, groups)
-
-
-def manifests(top: list[Group], total: int) -> list[dict[str, Any]]:
-    objects: list[dict[str, Any]] = []
-
-    def add(group: Group, parent: str | None) -> None:
-        objects.append(
-            quota(
-                group.name,
-                parent=parent,
-                is_parent=bool(group.children),
-                lend=group.lends,
-                min={"cpu": f"{group.min}m"},
-                max={"cpu": f"{group.max}m"},
-                weight={"cpu": f"{group.weight}m"},
-                lending_limit=_milli(group.lending_limit),
-                borrowing_limit=_milli(group.borrowing_limit),
-            )
-        )
-        if group.pods:
-            objects.append(
-                pod(f"p-{group.name}", quota=group.name, node=None, cpu=f"{group.pods}m")
-            )
-        for child in group.children:
-            add(child, group.name)
-
-    for group in top:
-        add(group, None)
-    return objects
-
-
-def _milli(limit: int | None) -> dict[str, str] | None:
-    return None if limit is None else {"cpu": f"{limit}m"}
-
-
-def _every(top: list[Group]) -> list[Group]:
-    return [g for t in top for g in (t, *_every(t.children))]
 
 
 @given(trees(), st.booleans())
@@ -88,9 +18,9 @@ def test_the_engine_splits_as_the_plain_reference(tree: tuple[list[Group], int],
     objects = manifests(top, total)
     note(repr(objects))
     engine = run(*objects, capacity={"cpu": f"{total}m"}, min_scaling=scaling)
-    got = {g.name: (engine.status(g.name).runtime or {}).get("cpu", 0) for g in _every(top)}
+    got = {g.name: (engine.status(g.name).runtime or {}).get("cpu", 0) for g in every(top)}
     assert got == runtimes(top, total, min_scaling=scaling)
-    for g in _every(top):
+    for g in every(top):
         assert engine.status(g.name).request.get("cpu", 0) == g.request
 
 
@@ -98,11 +28,11 @@ def test_the_engine_splits_as_the_plain_reference(tree: tuple[list[Group], int],
 def test_a_group_keeps_what_it_may_not_lend_and_borrows_no_more_than_its_limit(tree):
     top, total = tree
     engine = run(*manifests(top, total), capacity={"cpu": f"{total}m"}, min_scaling=False)
-    for g in _every(top):
+    mins_fit = sum(t.min for t in top) <= total  # the top-level groups' mins are all given
+    for g in every(top):
         status = engine.status(g.name)
         runtime = (status.runtime or {}).get("cpu", 0)
-        parent_has = total if g in top else None
-        if parent_has is not None and sum(t.min for t in top) <= total:
+        if g in top and mins_fit:
             assert runtime >= g.kept  # given at once, whether it asks or not
         assert runtime <= g.cap
         assert status.lent.get("cpu", 0) <= status.lendable.get("cpu", 0)

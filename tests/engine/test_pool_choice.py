@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tests.manifests import OWN, P, load, node, pod, quota, run
 
-from .test_limit_properties import _every, manifests, trees
+from .limit_trees import every, manifests, trees
 from .test_pools import group, in_tree
 
 GPU = "nvidia.com/gpu"
@@ -163,7 +163,7 @@ def test_a_pod_of_no_pool_with_room_waits_and_says_why():
 def test_runtime_with_more_is_the_runtime_once_a_pod_asks_it(tree, data):
     top, total = tree
     objects = manifests(top, total)
-    leaves = [g.name for g in _every(top) if not g.children]
+    leaves = [g.name for g in every(top) if not g.children]
     name = data.draw(st.sampled_from(leaves))
     more = data.draw(st.integers(0, 30))
     engine = run(*objects, capacity={"cpu": f"{total}m"})
