@@ -156,6 +156,19 @@ async def test_ungated_a_pod_of_several_pools_keeps_to_the_first(api, certificat
     ]
 
 
+async def test_a_pod_of_several_pools_that_opts_out_of_the_gate_keeps_to_the_first(webhook):
+    ungated = new_pod("team-b", "team-b-gpus")
+    ungated["metadata"]["labels"][P + "gate"] = "false"
+    patch, _ = await mutate(webhook, ungated)
+    assert patch == [
+        {
+            "op": "add",
+            "path": "/spec/affinity",
+            "value": {"nodeAffinity": {REQUIRED: {"nodeSelectorTerms": [V100_ONLY]}}},
+        }
+    ]
+
+
 async def test_the_pools_requirement_joins_every_term_of_the_pods_own(webhook):
     zones = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eu-1a"]}
     racks = {"key": "example.com/rack", "operator": "Exists"}

@@ -228,14 +228,15 @@ def gate(
         return response(review.uid, allowed=True), "allowed"
     try:
         pod = parse_pod(cast(RawPod, review.object), namespace=review.namespace)
+        gated = enabled and gate_exemption(pod, state.catalog) is None
         patch, warnings = (
-            _pool_affinity(review.object, pod, state, gated=enabled) if pools else ([], [])
+            _pool_affinity(review.object, pod, state, gated=gated) if pools else ([], [])
         )
     except ObjectError as error:
         logger.warning("letting a pod through unchanged: cannot read it: %s", error)
         return response(review.uid, allowed=True), "unreadable"
     result = "allowed"
-    if enabled and gate_exemption(pod, state.catalog) is None:
+    if gated:
         result = "gated"
         entry = {"name": keys.ADMISSION_GATE}
         patch.append(
@@ -253,9 +254,10 @@ def _pool_affinity(
     """The patch and warnings that keep a pod of a node pool's quota tree on that pool's
     nodes; none for a pod of the default tree, or of a tree no profile makes, nor for a pod
     placed already (`spec.nodeName`) or made for one node (a DaemonSet's, a mirror): the
-    kubelet refuses a pod whose node affinity excludes its own node. Nor, when pods are
+    kubelet refuses a pod whose node affinity excludes its own node. Nor, when the pod is
     `gated`, for a pod whose group lists `pools` before the gate chose one of them
-    (`decisions.placing`); ungated, such a pod keeps to the first, where it counts."""
+    (`decisions.placing`); ungated (gating off, or the pod opts out), such a pod keeps to the
+    first, where it counts."""
     if pod.node_name or pod.node_pinned:
         return [], []
     catalog = state.catalog
