@@ -134,6 +134,10 @@ async def test_a_pod_that_may_use_several_pools_is_gated_without_a_pools_affinit
     patch, warnings = await mutate(webhook, new_pod("team-b", "team-b-gpus"))
     assert patch == [{"op": "add", "path": "/spec/schedulingGates", "value": [GATE]}]
     assert warnings == []
+    # a label naming no group of the list chooses nothing: the gate still chooses
+    stray = new_pod("team-b", "team-b-gpus")
+    stray["metadata"]["labels"][OWN + "pool-quota"] = "team-c"
+    assert (await mutate(webhook, stray))[0] == patch
     chosen = new_pod("team-b", "team-b-gpus")
     chosen["metadata"]["labels"][OWN + "pool-quota"] = "team-b-a100"
     patch, _ = await mutate(webhook, chosen)

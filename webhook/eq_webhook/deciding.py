@@ -261,7 +261,7 @@ def _pool_affinity(
     if pod.node_name or pod.node_pinned:
         return [], []
     catalog = state.catalog
-    if gated and catalog.pools_of(catalog.home(pod).group) and pod.pool_quota is None:
+    if gated and catalog.open_pools(pod)[1]:
         return [], []  # it may use several pools: the operator narrows it to one, once chosen
     quota = catalog.quotas.get(catalog.membership(pod).group)
     if quota is None or not quota.tree_id:

@@ -57,11 +57,10 @@ def choice(
     """The groups an entry may go to, when its pods' group lists pools and the gate has not
     chosen yet (`placed`: where it sent pods a moment ago, whose label is on its way); None
     for any other entry."""
-    catalog, index = snapshot.tree.catalog, snapshot.tree.index
+    index = snapshot.tree.index
     pod = entry.pods[0][0]
-    home = catalog.home(pod).group
-    pools = catalog.pools_of(home)
-    if not pools or pod.pool_quota in pools:
+    home, pools = snapshot.tree.catalog.open_pools(pod)
+    if not pools:
         return None
     went = _gang_pool(snapshot, pod, placed, pools) if not entry.gang else None
     candidates = (index[went],) if went else tuple(index[name] for name in pools)

@@ -183,12 +183,10 @@ def _queue(snapshot: Snapshot, group: str) -> list[_Place]:
 def _choice(snapshot: Snapshot, key: str, decision: Admissions) -> list[str]:
     """For a pod whose group lists pools, before the gate chose one: where the gate sends it
     now, or why none of the pools takes it; nothing for any other pod."""
-    catalog = snapshot.tree.catalog
     pod = snapshot.pod(key)
     assert pod is not None
-    home = catalog.home(pod).group
-    pools = catalog.pools_of(home)
-    if not pools or pod.pool_quota in pools:
+    home, pools = snapshot.tree.catalog.open_pools(pod)
+    if not pools:
         return []
     head = f"waiting: behind the admission gate, for one of {home}'s pools ({', '.join(pools)})"
     if key in decision.placed:

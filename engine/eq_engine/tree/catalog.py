@@ -131,6 +131,14 @@ class Catalog:
             pools[0], f"{listed}; counted in the first until its gate chooses", home.problem
         )
 
+    def open_pools(self, pod: Pod) -> tuple[str, tuple[str, ...]]:
+        """The group whose `pools` a pod waits to be given one of, and those pools (`pools_of`);
+        `("", ())` once its gate chose one (its `pool-quota` label names one of them), or when
+        its group lists none."""
+        home = self.home(pod).group
+        pools = self.pools_of(home)
+        return (home, pools) if pools and pod.pool_quota not in pools else ("", ())
+
     def pools_of(self, group: str) -> tuple[str, ...]:
         """The groups of `group`'s `pools` annotation that a pod may go to: those that exist
         and are not parents, in its order."""
