@@ -30,7 +30,7 @@ from ..model import LabelSelector, Pod, QueuePolicy, Requeue, listing, queues
 from ..numbers import NP_USED, USED
 from ..state import Member, Snapshot, gang_minimum, gang_unready
 from . import placing
-from .queueing import Budget, Cause, Entry, Wait, queue_order
+from .queueing import Budget, Cause, Entry, Wait, queue_order, sums
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ def admit(
             gangs += sum(rest.gangs_waiting_per_group.values())
             break
         core, extra = entry.pods[: entry.minimum], entry.pods[entry.minimum :]
-        request, fixed = _sums(core, len(budget.names))
+        request, fixed = sums(core, len(budget.names))
         what = (
             f"gang {entry.gang} ({len(entry.pods)} pods seen, minimum {entry.minimum})"
             if entry.gang
@@ -115,7 +115,7 @@ def admit(
             budget.take(request, fixed)
             admitted += (pod.key for pod, _ in core)
             for pod, alone in extra:  # beyond the minimum: as single pods
-                request, fixed = _sums(((pod, alone),), len(budget.names))
+                request, fixed = sums(((pod, alone),), len(budget.names))
                 more = budget.shortfall(request, fixed, "this pod")
                 if more is None:
                     budget.take(request, fixed)
@@ -323,7 +323,7 @@ def _budget(
         if elsewhere is None or there != name or elsewhere.group == group or key not in holding:
             continue
         if not elsewhere.pod.scheduled:
-            request = placing.request_in(accounts, [elsewhere.pod], group)
+            request = placing.request_in(accounts, elsewhere.pod, group)
             budget.hold(key, request, elsewhere.pod.preemptible)
             unstarted.append(key)
     return budget, unstarted
@@ -351,14 +351,3 @@ def _backing_off(gang: str, requeue: Requeue) -> str:
 def _add(tally: dict[str, int], more: dict[str, int]) -> None:
     for name, n in more.items():
         tally[name] = tally.get(name, 0) + n
-
-
-def _sums(pods: Sequence[tuple[Pod, Sequence[int]]], width: int) -> tuple[list[int], list[int]]:
-    """The summed request of `pods`, and of the non-preemptible ones among them."""
-    request, fixed = [0] * width, [0] * width
-    for pod, amounts in pods:
-        for i, want in enumerate(amounts):
-            request[i] += want
-            if not pod.preemptible:
-                fixed[i] += want
-    return request, fixed

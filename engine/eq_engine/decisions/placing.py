@@ -25,7 +25,7 @@ import numpy as np
 from ..model import LabelSelector, Pod, may_use
 from ..numbers import Accounting, amounts
 from ..state import Snapshot
-from .queueing import Budget, Cause, Entry, Wait, queue_order
+from .queueing import Budget, Cause, Entry, Wait, queue_order, sums
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,14 +99,18 @@ def _usable(
     )
 
 
-def request_in(accounts: Accounting, pods: Sequence[Pod], group: int) -> list[int]:
-    """What `pods` together would count for in `group`: their requests on its resources."""
+def request_in(accounts: Accounting, pod: Pod, group: int) -> list[int]:
+    """What `pod` would count for in `group`: its request on the group's resources."""
     keys = accounts.request_keys[group]
-    total = [0] * len(keys)
-    for pod in pods:
-        for i, amount in enumerate(amounts(pod.request, accounts.names).tolist()):
-            total[i] += amount if keys[i] else 0
-    return total
+    return [
+        amount if key else 0
+        for amount, key in zip(amounts(pod.request, accounts.names).tolist(), keys, strict=True)
+    ]
+
+
+def _asks(accounts: Accounting, pods: Sequence[Pod], group: int) -> tuple[list[int], list[int]]:
+    """What `pods` together would count for in `group`, and the non-preemptible part of it."""
+    return sums([(pod, request_in(accounts, pod, group)) for pod in pods], len(accounts.names))
 
 
 def place(
@@ -131,14 +135,14 @@ def place(
             else "this pod"
         )
         reasons: list[str] = []
+        asks: dict[int, tuple[list[int], list[int]]] = {}  # what it would count for, by group
         chosen: int | None = None
         borrowing: int | None = None
         for group in choice.pools:
             if group in busy:
                 reasons.append(f"{names[group]}: {busy[group]}")
                 continue
-            request = request_in(accounts, core, group)
-            fixed = request_in(accounts, [p for p in core if not p.preemptible], group)
+            request, fixed = asks[group] = _asks(accounts, core, group)
             trial = _room(budget_of(group), accounts, group, request, core, counted, added)
             why = trial.shortfall(request, fixed, what)
             if why is not None:
@@ -156,13 +160,12 @@ def place(
             result.waiting.update((pod.key, wait) for pod, _ in entry.pods)
             continue
         budget = budget_of(chosen)
-        request = request_in(accounts, core, chosen)
-        budget.take(request, request_in(accounts, [p for p in core if not p.preemptible], chosen))
+        request, fixed = asks[chosen]
+        budget.take(request, fixed)
         _admit(result, core, names[chosen])
         _count(added, chosen, core, request, counted)
         for pod in sorted((pod for pod, _ in entry.pods[entry.minimum :]), key=queue_order):
-            request = request_in(accounts, [pod], chosen)
-            fixed = request if not pod.preemptible else [0] * len(request)
+            request, fixed = _asks(accounts, [pod], chosen)
             why = budget.shortfall(request, fixed, "this pod")
             if why is None:
                 budget.take(request, fixed)

@@ -120,5 +120,16 @@ class Entry:
         return queue_order(self.pods[0][0])
 
 
+def sums(pods: Sequence[tuple[Pod, Sequence[int]]], width: int) -> tuple[list[int], list[int]]:
+    """The summed request of `pods`, and of the non-preemptible ones among them."""
+    request, fixed = [0] * width, [0] * width
+    for pod, amounts in pods:
+        for i, want in enumerate(amounts):
+            request[i] += want
+            if not pod.preemptible:
+                fixed[i] += want
+    return request, fixed
+
+
 def _q(name: str, amount: int) -> str:
     return format_quantity(name, amount)
