@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from eq_engine.decisions import verdicts as reviews
-from eq_engine.tree import catalog, checks
+from eq_engine.tree import catalog, checks, own_keys
 
 from tests.manifests import BORROWING_LIMIT as BORROWING
 from tests.manifests import LENDING_LIMIT as LENDING
@@ -399,7 +399,7 @@ async def test_the_corpus_denies_by_every_rule_the_engine_has():
 def _denial_wordings() -> Iterator[tuple[str, ast.expr]]:
     """The messages of the checks' and reviews' `quota_problem` calls, and the wordings
     `Catalog.parent_fault` returns (which the checks pass on whole)."""
-    for module in (checks, reviews):
+    for module in (checks, own_keys, reviews):
         for node in ast.walk(ast.parse(Path(module.__file__).read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "quota_problem":
                 yield f"{module.__name__}:{node.lineno}", node.args[2]
