@@ -9,8 +9,8 @@ import time
 from eq_engine import EngineConfig, ResourceList
 from eq_engine.explaining import Explanation, explain_group, explain_pod, what_if
 
+from .documents import document
 from .loading import Objects
-from .output import document
 from .pools import WhatIfObjects, what_if_roots
 from .simulate import Report
 

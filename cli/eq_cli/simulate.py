@@ -1,7 +1,7 @@
 """`elastic-quota simulate`: what the operator would compute for these objects, offline.
 
 Feeds the loaded objects to the same engine the operator runs and collects the report that
-`output.py` prints: capacity, every group's numbers, every pod's label, the gate's decision
+`output.py` and `documents.py` print: capacity, every group's numbers, every pod's label, the gate's decision
 (who waits, gangs counted whole), the gangs, the reclaim plans and the problems.
 """
 
