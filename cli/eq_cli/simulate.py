@@ -1,8 +1,9 @@
 """`elastic-quota simulate`: what the operator would compute for these objects, offline.
 
 Feeds the loaded objects to the same engine the operator runs and collects the report that
-`output.py` and `documents.py` print: capacity, every group's numbers, every pod's label, the gate's decision
-(who waits, gangs counted whole), the gangs, the reclaim plans and the problems.
+`output.py` and `documents.py` print: capacity, every group's numbers, every pod's label, the
+gate's decision (who waits, gangs counted whole), the gangs, the reclaim plans and the
+problems.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from eq_engine import EngineConfig
 from eq_engine.decisions.reclaim import reclaims
-from eq_engine.explaining.explain import explain_group, explain_pod
+from eq_engine.explaining import explain_group, explain_pod
 
 from tests.manifests import P, load, node, pod, quota, run, runtime
 

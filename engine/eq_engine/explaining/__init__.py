@@ -8,9 +8,11 @@ Must not change the engine or a decision it reads. The operator and the webhook 
 it: it is for people.
 """
 
-from .explain import Explanation, explain_group, explain_pod
+from .explain import explain_pod
+from .group import explain_group
 from .views import GangView, gang_views
 from .whatif import Object, what_if
+from .wording import Explanation
 
 __all__ = [
     "Explanation",

@@ -1,4 +1,5 @@
-"""Why: the reasons behind a pod's group, label, wait and eviction, and behind a group's runtime.
+"""Why: the reasons behind a pod's group, label, wait and eviction (a group's runtime is
+`group.py`'s).
 
 Read from a recompute's snapshot, in words a user can check against the objects: every
 number is a canonical quantity, every rule is the one the engine applied. `kubectl eq explain`
@@ -26,19 +27,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..decisions import Admissions, Cause, admissions, preemption_plan, queue_order, reclaims
-from ..model import GroupStatus, LabelSelector, Requeue, format_quantity, keys, listing
+from ..model import GroupStatus, LabelSelector, Requeue, listing
 from ..state import Snapshot
-from ..tree import pool_root
 from .views import GangView, gang_view
-
-Amounts = Mapping[str, int]
-
-
-def _shown(amounts: Amounts | None, names: Iterable[str] | None = None) -> str:
-    if amounts is None:
-        return "unlimited"
-    keys = sorted(amounts if names is None else names)
-    return ", ".join(f"{k} {format_quantity(k, amounts.get(k, 0))}" for k in keys) or "nothing"
+from .wording import Amounts, Explanation, shown, tree_lines
 
 
 def _ordinal(n: int) -> str:
@@ -49,15 +41,6 @@ def _ordinal(n: int) -> str:
 def _add(total: dict[str, int], more: Amounts) -> None:
     for name, amount in more.items():
         total[name] = total.get(name, 0) + amount
-
-
-@dataclass(frozen=True, slots=True)
-class Explanation:
-    subject: str
-    lines: tuple[str, ...]
-
-    def __str__(self) -> str:
-        return "\n".join([self.subject, *(f"  {line}" for line in self.lines)])
 
 
 def explain_pod(
@@ -77,7 +60,7 @@ def explain_pod(
     catalog = snapshot.tree.catalog
     found = catalog.membership(pod)
     group = found.group
-    lines = [f"group: {group} ({found.how})", *_tree(snapshot, snapshot.status(group).tree)]
+    lines = [f"group: {group} ({found.how})", *tree_lines(snapshot, snapshot.status(group).tree)]
     if found.problem is not None:
         lines.append(f"problem: {found.problem.field}: {found.problem.message}")
     gang = None if pod.gang is None else gang_view(snapshot, pod.gang.key)
@@ -137,16 +120,16 @@ def _standing(snapshot: Snapshot, key: str, group: str, label: str) -> str:
         if other.key == key:
             break
         ahead += 1
-    needs = f"with the {ahead} more important pods of {group} it needs {_shown(running)}"
-    minimum = _shown(status.effective_min, status.min)
+    needs = f"with the {ahead} more important pods of {group} it needs {shown(running)}"
+    minimum = shown(status.effective_min, status.min)
     if status.effective_min != status.min:
-        minimum += f" (scaled down from {_shown(status.min)})"
+        minimum += f" (scaled down from {shown(status.min)})"
     over = {
         k: v - status.effective_min.get(k, 0)
         for k, v in running.items()
         if v > status.effective_min.get(k, 0)
     }
-    by = f", {_shown(over)} beyond it" if label == "over-quota" and over else ""
+    by = f", {shown(over)} beyond it" if label == "over-quota" and over else ""
     return f"{label}: {needs}; the group's min is {minimum}{by}"
 
 
@@ -249,7 +232,7 @@ def _waiting(
     if missing:
         lines.append(
             f"to be admitted: {group}'s runtime must grow, or its pods must free, "
-            f"{_shown(missing)} (with the pods ahead of it in the queue)"
+            f"{shown(missing)} (with the pods ahead of it in the queue)"
         )
     return lines
 
@@ -267,7 +250,7 @@ def _room(
     ahead = _summed(snapshot, [k for p in queue[:place] for k in p.keys if k in admitted])
     count = len(queue[place].core)
     text = (
-        f"gang request: {_shown(request)} for its first {count} pods, all admitted together "
+        f"gang request: {shown(request)} for its first {count} pods, all admitted together "
         f"or none; room in {status.name}: "
     )
     if status.runtime is None:
@@ -276,8 +259,8 @@ def _room(
     room = {n: status.runtime[n] - status.used.get(n, 0) - ahead.get(n, 0) for n in names}
     return (
         text
-        + f"{_shown(room)} (runtime {_shown(status.runtime, names)}, used "
-        + f"{_shown(status.used, names)}, admitted ahead of it {_shown(ahead, names)})"
+        + f"{shown(room)} (runtime {shown(status.runtime, names)}, used "
+        + f"{shown(status.used, names)}, admitted ahead of it {shown(ahead, names)})"
     )
 
 
@@ -317,7 +300,7 @@ def _reclaim(snapshot: Snapshot, key: str, group: str, now: float) -> list[str]:
     taken = next((i for i, v in enumerate(victims) if key in v.keys), None)
     if plan is None or taken is None:
         return []
-    numbers = f"used {_shown(plan.used)}, runtime {_shown(plan.runtime)}"
+    numbers = f"used {shown(plan.used)}, runtime {shown(plan.runtime)}"
     if not any(v.gang for v in victims):
         pods = [k for v in victims for k in v.keys]
         return [
@@ -355,109 +338,3 @@ def _preemption(snapshot: Snapshot, key: str, group: str, now: float) -> list[st
             f"make room in {group} for {wants}"
         ]
     return []
-
-
-def explain_group(snapshot: Snapshot, name: str) -> Explanation:
-    """How the group's runtime was reached, and who lends to it and borrows from it."""
-    status = snapshot.status(name)
-    lines = [f"parent: {status.parent or 'none (the root)'}", *_tree(snapshot, status.tree)]
-    scaled = status.effective_min != status.min
-    lines.append(
-        f"min {_shown(status.min)}"
-        + (f", scaled down to {_shown(status.effective_min, status.min)}" if scaled else "")
-        + f"; max {_shown(status.max)}; shared weight {_shown(status.shared_weight)}"
-    )
-    lines += _limit_lines(status)
-    lines.append(f"request {_shown(status.request)}; used {_shown(status.used)}")
-    if status.runtime is None:
-        lines.append("runtime: unlimited (a group without a max takes no part in any split)")
-    else:
-        lines += [_runtime_line(status, k) for k in sorted(status.runtime)]
-    if status.parent is not None:
-        lines += _neighbours(snapshot, name, status.parent)
-    return Explanation(f"group {name}", tuple(lines))
-
-
-def _tree(snapshot: Snapshot, tree_id: str) -> list[str]:
-    """Which quota tree, and the total it splits: said once there are node pools."""
-    catalog = snapshot.tree.catalog
-    if not catalog.pools and not tree_id:
-        return []
-    total = snapshot.status(pool_root(snapshot.config, tree_id)).runtime
-    if not tree_id:
-        return [
-            "tree: the default one, on what the node pools leave of the cluster less what the "
-            f"system and default groups use: {_shown(total)}"
-        ]
-    roots = sorted(q.name for q in catalog.quotas.values() if q.is_root and q.tree_id == tree_id)
-    whose = f"the total-resource of its root {', '.join(roots)}" if roots else "no root"
-    return [f"tree: {tree_id!r}, a node pool's: {_shown(catalog.pools.get(tree_id, {}))} ({whose})"]
-
-
-def _limit_lines(status: GroupStatus) -> list[str]:
-    """What its lending and borrowing limits (or `allow-lent-resource: "false"`) hold back."""
-    lines = []
-    kept = {r: status.min[r] - lent for r, lent in status.lendable.items() if lent < status.min[r]}
-    if kept:
-        lines.append(
-            f"keeps {_shown(kept)} of its min whether it asks for it or not: it lends at most "
-            f"{_shown(status.lendable, kept)}"
-        )
-    if status.borrowing_limit:
-        lines.append(
-            f"borrows at most {_shown(status.borrowing_limit)} above its min "
-            f"({keys.BORROWING_LIMIT})"
-        )
-    return lines
-
-
-def _runtime_line(status: GroupStatus, resource: str) -> str:
-    """One resource's runtime, taken apart: min, share of the parent's leftover, the cap."""
-    assert status.runtime is not None
-    runtime = status.runtime[resource]
-    floor = status.effective_min.get(resource, 0)
-    asked = status.request.get(resource, 0)
-    limit = None if status.max is None else status.max.get(resource)
-    borrowing = (status.borrowing_limit or {}).get(resource)
-    capped = borrowing is not None and runtime == status.min.get(resource, 0) + borrowing
-
-    def q(amount: int) -> str:
-        return format_quantity(resource, amount)
-
-    if runtime < floor:
-        return (
-            f"runtime {resource} {q(runtime)}: it asks {q(asked)}, less than its min "
-            f"{q(floor)}, and lends the rest"
-        )
-    share = runtime - floor
-    text = f"runtime {resource} {q(runtime)} = its min {q(floor)}"
-    if share:
-        text += f" + {q(share)} of what its parent had left after the mins, shared by weight"
-    if runtime == asked and asked > floor:
-        text += " (all it asks for)"
-    elif limit is not None and runtime == limit:
-        text += " (its max)"
-    elif capped:
-        text += " (its min plus its borrowing limit)"
-    elif runtime < asked:
-        text += f"; it asks {q(asked)}: the rest is its siblings' share or their min"
-    return text
-
-
-def _neighbours(snapshot: Snapshot, name: str, parent: str) -> list[str]:
-    """Siblings lending idle min, and the ones using above their min (borrowed)."""
-    lending: list[str] = []
-    borrowing: list[str] = []
-    for sibling in snapshot.statuses():
-        if sibling.parent != parent or sibling.runtime is None:
-            continue
-        idle, above = sibling.lent, sibling.borrowed
-        who = "it" if sibling.name == name else sibling.name
-        if idle:
-            lending.append(f"{who} ({_shown(idle)})")
-        if above:
-            borrowing.append(f"{who} ({_shown(above)})")
-    return [
-        f"lending idle min under {parent}: {', '.join(lending) or 'nobody'}",
-        f"using above its min (borrowed) under {parent}: {', '.join(borrowing) or 'nobody'}",
-    ]
